@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Host build of the `rrxe` protocol logic, for unit testing with `cargo test`.
+//!
+//! The kernel module loads `rust/proto.rs` as `mod proto;` from its crate root. This crate loads
+//! the very same file through a `path` attribute and adds test modules that exercise it, so the
+//! code under test is exactly the code the module runs.
+
+#![allow(dead_code)]
+
+#[path = "../../../rust/proto.rs"]
+mod proto;
+
+#[cfg(test)]
+mod icrc_vectors;
+#[cfg(test)]
+mod tests_hdr;
+#[cfg(test)]
+mod tests_icrc;
+#[cfg(test)]
+mod tests_opcode;
+#[cfg(test)]
+mod tests_packet;
+#[cfg(test)]
+mod tests_psn;
