@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Headers fed to bindgen for rrxe's own bindings module (rust/bindings.rs).
+ */
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/notifier.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_netlink.h>
+#include <uapi/rdma/rdma_user_rxe.h>
+
+#include "helpers.h"
+
+/* Constants bindgen cannot evaluate from macros. */
+const int RRXE_NOTIFY_DONE = NOTIFY_DONE;
+const int RRXE_NOTIFY_OK = NOTIFY_OK;

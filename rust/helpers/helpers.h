@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * C helpers for rrxe: static inline functions and macros of the kernel that Rust cannot call
+ * directly. Only the abstraction layer (rust/ib, rust/net, rust/kernel_ext) uses them.
+ */
+#ifndef RRXE_HELPERS_H
+#define RRXE_HELPERS_H
+
+#include <linux/types.h>
+
+struct ib_device;
+struct net_device;
+struct net;
+struct module;
+
+/* ib_core */
+struct ib_device *rrxe_helper_ib_alloc_device(size_t size, struct net_device *ndev);
+int rrxe_helper_ib_port_state(struct net_device *ndev);
+
+int rrxe_helper_num_possible_cpus(void);
+struct module *rrxe_helper_this_module(void);
+
+/* net_device */
+void rrxe_helper_dev_put(struct net_device *ndev);
+const char *rrxe_helper_netdev_name(const struct net_device *ndev);
+unsigned int rrxe_helper_netdev_mtu(const struct net_device *ndev);
+bool rrxe_helper_netdev_is_vlan(const struct net_device *ndev);
+__be64 rrxe_helper_netdev_eui64(const struct net_device *ndev);
+struct net_device *rrxe_helper_netdev_from_notifier(void *info);
+
+/* notifiers */
+int rrxe_helper_notifier_from_errno(int err);
+
+/* modules */
+const char *rrxe_helper_module_name(const void *mod);
+bool rrxe_helper_module_loaded(const char *name);
+
+/* the driver-wide link mutex (serialises rdma link add/delete with netdev events) */
+void rrxe_helper_link_lock(void);
+void rrxe_helper_link_unlock(void);
+
+#endif /* RRXE_HELPERS_H */
