@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RDMA core (`ib_core`) abstractions: devices with a Rust tail, their ops table, attributes and
+//! the `rdma link` type registration.
+//!
+//! C headers: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h),
+//! [`include/rdma/rdma_netlink.h`](srctree/include/rdma/rdma_netlink.h).
+//!
+//! The contract of `Documentation/infiniband/core_locking.rst` is encoded in the trait docs:
+//! callbacks documented as atomic must not sleep.
+
+mod attr;
+mod device;
+mod link;
+mod ops;
+
+pub(crate) use attr::{
+    device_cap,
+    AtomicCap,
+    DeviceAttr,
+    Mtu,
+    PortAttr,
+    PortState, //
+};
+pub(crate) use device::{
+    Device,
+    Driver,
+    PortEvent, //
+};
+pub(crate) use link::{
+    LinkOps,
+    LinkRegistration, //
+};
+pub(crate) use ops::{
+    DeviceOps,
+    ROCE_PORT_CAP_FLAGS, //
+};

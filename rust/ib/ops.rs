@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The driver's side of `struct ib_device_ops`: a [`DeviceOps`] trait and the C trampolines that
+//! call it, collected into a `const` table.
+
+use super::{
+    attr::PORT_CM_SUP,
+    device::DRIVER_ID,
+    Device,
+    DeviceAttr,
+    PortAttr, //
+};
+use crate::bindings;
+use core::marker::PhantomData;
+use kernel::{
+    error::from_result,
+    prelude::*, //
+};
+
+/// An RDMA device driver: the data behind each [`Device`] and its verbs.
+///
+/// Callbacks run in process context and may sleep unless documented otherwise
+/// (`Documentation/infiniband/core_locking.rst`).
+#[vtable]
+pub(crate) trait DeviceOps: Sized + Send + Sync {
+    /// The node description (`/sys/class/infiniband/*/node_desc`).
+    const NODE_DESC: &'static CStr;
+
+    /// The device attributes. Also read once by the core at registration.
+    fn device_attr(dev: &Device<Self>) -> DeviceAttr;
+
+    /// The attributes of port `port` (always 1: one port per device).
+    fn port_attr(dev: &Device<Self>, port: u32) -> Result<PortAttr>;
+}
+
+/// Builds the C ops table for `T` and holds its trampolines.
+pub(super) struct Adapter<T: DeviceOps>(PhantomData<T>);
+
+impl<T: DeviceOps> Adapter<T> {
+    /// The ops table. `owner` is set at registration (`THIS_MODULE` is not a constant).
+    pub(super) const OPS: bindings::ib_device_ops = bindings::ib_device_ops {
+        driver_id: DRIVER_ID,
+        uverbs_abi_ver: 2,
+        query_device: Some(Self::query_device),
+        query_port: Some(Self::query_port),
+        get_port_immutable: Some(Self::get_port_immutable),
+        get_link_layer: Some(Self::get_link_layer),
+        query_pkey: Some(Self::query_pkey),
+        alloc_ucontext: Some(Self::alloc_ucontext),
+        dealloc_ucontext: Some(Self::dealloc_ucontext),
+        alloc_pd: Some(Self::alloc_pd),
+        dealloc_pd: Some(Self::dealloc_pd),
+        dealloc_driver: Some(Self::dealloc_driver),
+        size_ib_ucontext: core::mem::size_of::<bindings::ib_ucontext>(),
+        size_ib_pd: core::mem::size_of::<bindings::ib_pd>(),
+        ..pin_init::zeroed()
+    };
+
+    /// # Safety
+    ///
+    /// `ib` is a live `Device<T>` (ib_core only calls ops of registered or registering devices).
+    unsafe fn dev<'a>(ib: *mut bindings::ib_device) -> &'a Device<T> {
+        // SAFETY: Guaranteed by the caller.
+        unsafe { Device::from_raw(ib) }
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn query_device(
+        ib: *mut bindings::ib_device,
+        attr: *mut bindings::ib_device_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: `udata` is NULL for kernel callers or a valid udata for user ones.
+            if let Some(u) = unsafe { udata.as_ref() } {
+                // rxe defines no driver data for this command.
+                if u.inlen != 0 || u.outlen != 0 {
+                    return Err(EINVAL);
+                }
+            }
+            // SAFETY: ib_core passes one of our devices.
+            let dev = unsafe { Self::dev(ib) };
+            // SAFETY: `attr` is a valid, exclusive output structure for this call.
+            T::device_attr(dev).write_to(unsafe { &mut *attr });
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn query_port(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        attr: *mut bindings::ib_port_attr,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: ib_core passes one of our devices.
+            let dev = unsafe { Self::dev(ib) };
+            let pa = T::port_attr(dev, port)?;
+            // SAFETY: `attr` is a valid, zeroed, exclusive output structure for this call.
+            let c = unsafe { &mut *attr };
+            pa.write_to(c);
+            // Speed and width follow the Ethernet link, as the core computes them.
+            // SAFETY: Valid device, port and output fields.
+            let ret = unsafe {
+                bindings::ib_get_eth_speed(ib, port, &mut c.active_speed, &mut c.active_width)
+            };
+            if ret != 0 {
+                // No link speed (a virtual netdev): report the slowest valid pair.
+                c.active_speed = bindings::ib_port_speed_IB_SPEED_SDR as u16;
+                c.active_width = bindings::ib_port_width_IB_WIDTH_1X as u8;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn get_port_immutable(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        imm: *mut bindings::ib_port_immutable,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: ib_core passes one of our devices.
+            let dev = unsafe { Self::dev(ib) };
+            let pa = T::port_attr(dev, port)?;
+            // SAFETY: `imm` is a valid, exclusive output structure for this call.
+            let imm = unsafe { &mut *imm };
+            // RoCEv2 only: the core then creates RoCE v2 GIDs from the netdev's addresses.
+            imm.core_cap_flags = bindings::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+            imm.pkey_tbl_len = pa.pkey_tbl_len.into();
+            imm.gid_tbl_len = i32::try_from(pa.gid_tbl_len).map_err(|_| EINVAL)?;
+            imm.max_mad_size = bindings::IB_MGMT_MAD_SIZE;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn get_link_layer(
+        _ib: *mut bindings::ib_device,
+        _port: u32,
+    ) -> bindings::rdma_link_layer {
+        bindings::rdma_link_layer_IB_LINK_LAYER_ETHERNET
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn query_pkey(
+        _ib: *mut bindings::ib_device,
+        _port: u32,
+        index: u16,
+        pkey: *mut u16,
+    ) -> c_int {
+        from_result(|| {
+            // RoCE has one P_Key, the default full-membership key.
+            if index != 0 {
+                return Err(EINVAL);
+            }
+            // SAFETY: `pkey` is a valid output for this call.
+            unsafe { *pkey = 0xffff };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn alloc_ucontext(
+        _uctx: *mut bindings::ib_ucontext,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // The core allocated and zeroed the context; rxe's carries no driver state yet.
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn dealloc_ucontext(_uctx: *mut bindings::ib_ucontext) {}
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn alloc_pd(
+        _pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // A PD is only a handle: the core allocated it and tracks its users.
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn dealloc_pd(
+        _pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn dealloc_driver(ib: *mut bindings::ib_device) {
+        // SAFETY: Called exactly once, after the last op, from `ib_dealloc_device` on one of our
+        // devices: `data` is initialised and nothing uses it any more.
+        unsafe { core::ptr::drop_in_place(Device::<T>::data_ptr(ib)) };
+    }
+}
+
+/// The port capability flags every rrxe port reports.
+pub(crate) const ROCE_PORT_CAP_FLAGS: u32 = PORT_CM_SUP;

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Abstractions over kernel facilities that the `kernel` crate does not wrap yet: notifier
+//! chains, module load events and a driver-wide mutex defined in C.
+
+mod link_lock;
+mod module_watch;
+mod notifier;
+
+pub(crate) use link_lock::LinkLock;
+pub(crate) use module_watch::{
+    module_loaded,
+    ModuleEvents,
+    ModuleWatch, //
+};
+pub(crate) use notifier::{
+    NotifierBlock,
+    NotifierChain,
+    NotifierHandler, //
+};

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A borrowed network device (`struct net_device`).
+
+use crate::bindings;
+use kernel::{
+    prelude::*,
+    types::Opaque, //
+};
+
+/// A network device, borrowed for the duration of a callback.
+///
+/// # Invariants
+///
+/// `self.0` is a valid `struct net_device` that is registered (or being unregistered) and stays
+/// alive for as long as the reference is held: the C caller holds a reference or RTNL.
+#[repr(transparent)]
+pub(crate) struct NetDevice(Opaque<bindings::net_device>);
+
+impl NetDevice {
+    /// Creates a reference from a raw pointer.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point to a valid `net_device` that outlives `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
+        // CAST: `Self` is `repr(transparent)` over `Opaque<net_device>`.
+        // SAFETY: The caller guarantees validity for `'a`.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// The raw pointer, for the abstraction layer.
+    pub(crate) fn as_raw(&self) -> *mut bindings::net_device {
+        self.0.get()
+    }
+
+    /// The interface name (`eth0`).
+    pub(crate) fn name(&self) -> &CStr {
+        // SAFETY: By the type invariant the device is valid; `netdev_name` returns its
+        // NUL-terminated name, which lives as long as the device.
+        unsafe { CStr::from_char_ptr(bindings::rrxe_helper_netdev_name(self.as_raw()).cast()) }
+    }
+
+    /// The current MTU in bytes.
+    pub(crate) fn mtu(&self) -> u32 {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { bindings::rrxe_helper_netdev_mtu(self.as_raw()) }
+    }
+
+    /// Whether this is a VLAN device (an upper device of a real one).
+    pub(crate) fn is_vlan(&self) -> bool {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { bindings::rrxe_helper_netdev_is_vlan(self.as_raw()) }
+    }
+
+    /// Whether the device is up with carrier: the RDMA port is then active.
+    pub(crate) fn is_running(&self) -> bool {
+        // SAFETY: By the type invariant the device is valid.
+        let state = unsafe { bindings::rrxe_helper_ib_port_state(self.as_raw()) };
+        state == bindings::ib_port_state_IB_PORT_ACTIVE as c_int
+    }
+
+    /// The modified EUI-64 derived from the MAC address, in network byte order as stored.
+    pub(crate) fn eui64(&self) -> u64 {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { bindings::rrxe_helper_netdev_eui64(self.as_raw()) }
+    }
+}
