@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rrxe device: the driver data of each RDMA device, bound to one netdev.
+
+use crate::{
+    ib::{
+        self,
+        Device,
+        DeviceAttr,
+        Mtu,
+        PortAttr,
+        PortState, //
+    },
+    limits,
+};
+use kernel::{
+    prelude::*,
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
+    },
+};
+
+/// The driver data of an rrxe RDMA device (the `rxe_dev` analogue).
+///
+/// Lifetime: owned by ib_core from registration until `dealloc_driver`, see [`ib::Device`].
+pub(crate) struct RrxeDevice {
+    /// System image GUID: the EUI-64 of the netdev's MAC at creation.
+    guid: u64,
+    /// Whether port 1 was last reported active; netdev events only report real changes.
+    port_active: Atomic<bool>,
+}
+
+impl RrxeDevice {
+    /// The data of a new device on a netdev with MAC-derived `guid` and link state `running`.
+    pub(crate) fn new(guid: u64, running: bool) -> impl PinInit<Self, Error> {
+        Ok::<_, Error>(Self {
+            guid,
+            port_active: Atomic::new(running),
+        })
+    }
+
+    /// Records the port state; returns whether it changed.
+    pub(crate) fn set_port_active(&self, active: bool) -> bool {
+        self.port_active.xchg(active, Relaxed) != active
+    }
+}
+
+#[vtable]
+impl ib::DeviceOps for RrxeDevice {
+    const NODE_DESC: &'static CStr = c"rrxe";
+
+    fn device_attr(dev: &Device<Self>) -> DeviceAttr {
+        limits::device_attr(dev.guid)
+    }
+
+    fn port_attr(dev: &Device<Self>, port: u32) -> Result<PortAttr> {
+        if port != 1 {
+            return Err(EINVAL);
+        }
+        // A device whose netdev is gone (being unregistered) reports a down port.
+        let (running, mtu) = dev
+            .with_netdev(|nd| (nd.is_running(), nd.mtu()))
+            .unwrap_or((false, 0));
+        Ok(PortAttr {
+            state: if running {
+                PortState::Active
+            } else {
+                PortState::Down
+            },
+            max_mtu: Mtu::Mtu4096,
+            active_mtu: limits::active_mtu(mtu),
+            gid_tbl_len: limits::GID_TABLE_LEN,
+            pkey_tbl_len: 1,
+            port_cap_flags: ib::ROCE_PORT_CAP_FLAGS,
+            max_msg_sz: limits::MAX_MSG_SIZE,
+        })
+    }
+}

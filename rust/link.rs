@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Binding RDMA devices to netdevs: `rdma link add NAME type rrxe netdev DEV` and the netdev
+//! events that follow the bound device (up/down, MTU, unregister).
+
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        Device,
+        LinkOps,
+        PortEvent, //
+    },
+    kernel_ext::LinkLock,
+    net::{
+        NetDevice,
+        NetdevEvent,
+        NetdevEvents, //
+    },
+};
+use kernel::prelude::*;
+
+/// The `rrxe` link type.
+pub(crate) struct RrxeLink;
+
+impl LinkOps for RrxeLink {
+    const TYPE: &'static CStr = c"rrxe";
+
+    fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
+        if ndev.is_vlan() {
+            pr_err!(
+                "{}: refusing {}: create the device on the real netdev, VLAN traffic is received there\n",
+                name,
+                ndev.name()
+            );
+            return Err(EPERM);
+        }
+        // Check and register under one lock so two requests cannot bind the same netdev.
+        let _guard = LinkLock::lock();
+        if let Some(existing) = Device::<RrxeDevice>::get_by_netdev(ndev) {
+            pr_err!(
+                "{}: {} already has RDMA device {}: one device per netdev\n",
+                name,
+                ndev.name(),
+                existing.name()
+            );
+            return Err(EEXIST);
+        }
+        Device::register(name, ndev, RrxeDevice::new(ndev.eui64(), ndev.is_running()))
+            .inspect_err(|e| {
+                pr_err!(
+                    "{}: registration on {} failed: {:?}\n",
+                    name,
+                    ndev.name(),
+                    e
+                )
+            })?;
+        pr_info!("{}: added on {} (mtu {})\n", name, ndev.name(), ndev.mtu());
+        Ok(())
+    }
+}
+
+impl NetdevEvents for RrxeLink {
+    fn event(event: NetdevEvent, ndev: &NetDevice) {
+        let Some(dev) = Device::<RrxeDevice>::get_by_netdev(ndev) else {
+            return;
+        };
+        match event {
+            NetdevEvent::Unregister => {
+                pr_info!(
+                    "{}: {} is going away, removing the device\n",
+                    dev.name(),
+                    ndev.name()
+                );
+                // RTNL is held: the core unregisters from a work item.
+                dev.unregister_queued();
+            }
+            NetdevEvent::Up | NetdevEvent::Down | NetdevEvent::Change => {
+                let active = ndev.is_running();
+                if dev.set_port_active(active) {
+                    dev.port_event(if active {
+                        PortEvent::Active
+                    } else {
+                        PortEvent::Error
+                    });
+                    pr_info!(
+                        "{}: port {}\n",
+                        dev.name(),
+                        if active { "active" } else { "down" }
+                    );
+                }
+            }
+            // query_port reads the MTU live; nothing cached to update yet.
+            NetdevEvent::ChangeMtu => {
+                pr_info!("{}: {} mtu {}\n", dev.name(), ndev.name(), ndev.mtu());
+            }
+        }
+    }
+}

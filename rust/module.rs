@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The module object: what is registered while rrxe is loaded, in teardown order.
+
+use crate::{
+    conflict::{
+        RxeAbsent,
+        RxeGuard, //
+    },
+    device::RrxeDevice,
+    ib::{
+        Driver,
+        LinkRegistration, //
+    },
+    kernel_ext::ModuleWatch,
+    link::RrxeLink,
+    net::NetdevNotifier,
+};
+use kernel::prelude::*;
+
+/// Everything rrxe registers. Fields drop in declaration order, which is the teardown order:
+/// no new devices, then every device unregistered, then no more netdev events, then `rdma_rxe`
+/// may load again.
+#[pin_data]
+pub(crate) struct RrxeModule {
+    /// `rdma link add ... type rrxe`.
+    #[pin]
+    link: LinkRegistration<RrxeLink>,
+    /// Owns all devices; unregisters them on drop.
+    devices: Driver<RrxeDevice>,
+    /// Netdev up/down/MTU/unregister for bound devices.
+    #[pin]
+    netdev_events: NetdevNotifier<RrxeLink>,
+    /// Checked once the guard below was in place.
+    _rxe_absent: RxeAbsent,
+    /// Keeps `rdma_rxe` from loading.
+    #[pin]
+    rxe_guard: ModuleWatch<RxeGuard>,
+}
+
+impl kernel::InPlaceModule for RrxeModule {
+    fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        // Initialised bottom-up: the guard first, the link type last.
+        try_pin_init!(Self {
+            rxe_guard <- ModuleWatch::register(),
+            _rxe_absent: RxeGuard::check()?,
+            netdev_events <- NetdevNotifier::register(),
+            devices: Driver::new(),
+            link <- LinkRegistration::new(),
+        })
+    }
+}

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rrxe: a soft-RoCE (RoCEv2) RDMA driver in Rust.
+//!
+//! `rdma link add rrxe0 type rrxe netdev eth0` turns an Ethernet netdev into an RDMA device that
+//! the stock rdma-core rxe provider drives. See `Documentation/rrxe.rst` (user guide) and
+//! `Documentation/design.rst` (layers, object model, contexts).
+//!
+//! Layers, in this crate:
+//! - `bindings`: generated from the target kernel's headers; used only by the abstractions.
+//! - `ib`, `net`, `kernel_ext`: the abstraction layer, the only code with `unsafe`.
+//! - `proto`: pure protocol logic, also built and tested on the host (`tests/host`).
+//! - everything else is the driver and may not use `unsafe`.
+
+use kernel::prelude::*;
+
+mod bindings;
+mod ib;
+mod kernel_ext;
+mod net;
+
+#[deny(unsafe_code)]
+#[allow(dead_code)] // Used by the packet pipeline; host-tested meanwhile (tests/host).
+mod proto;
+
+#[deny(unsafe_code)]
+mod conflict;
+#[deny(unsafe_code)]
+mod device;
+#[deny(unsafe_code)]
+mod limits;
+#[deny(unsafe_code)]
+mod link;
+#[deny(unsafe_code)]
+mod module;
+
+module! {
+    type: module::RrxeModule,
+    name: "rrxe",
+    authors: ["rrxe developers"],
+    description: "Soft-RoCE (RoCEv2) RDMA driver in Rust",
+    license: "GPL",
+    alias: ["rdma-link-rrxe"],
+}
