@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# libibverbs (stock rxe provider) sees the device with true attributes: ibv_devices,
+# ibv_devinfo [-v].
+. "$(dirname "$0")/lib.sh"
+trap cleanup_driver EXIT
+nic_up
+modprobe ib_uverbs
+check "add $DEV" link_add "$DEV" "$NIC"
+out=$(ibv_devices) || fail "ibv_devices"
+diag "$(echo "$out" | grep "$DEV")"
+mac=$(cat "/sys/class/net/$NIC/address")
+# Modified EUI-64 of the MAC: flip the U/L bit, insert ff:fe.
+IFS=: read -r m0 m1 m2 m3 m4 m5 <<<"$mac"
+guid=$(printf '%02x%s%sfffe%s%s%s' $((0x$m0 ^ 2)) "$m1" "$m2" "$m3" "$m4" "$m5")
+check "ibv_devices lists $DEV with GUID $guid" bash -c "ibv_devices | grep -q '$DEV.*$guid'"
+info=$(ibv_devinfo -d "$DEV") || fail "ibv_devinfo -d $DEV"
+echo "$info" | sed 's/^/# /'
+expect() { echo "$info" | grep -q -E "$1" || fail "ibv_devinfo: expected /$1/"; }
+expect "transport:[[:space:]]+InfiniBand"
+expect "state:[[:space:]]+PORT_ACTIVE"
+expect "link_layer:[[:space:]]+Ethernet"
+expect "max_mtu:[[:space:]]+4096"
+expect "active_mtu:[[:space:]]+1024"
+expect "vendor_id:[[:space:]]+0xffffff"
+expect "phys_port_cnt:[[:space:]]+1"
+v=$(ibv_devinfo -v -d "$DEV") || fail "ibv_devinfo -v"
+expectv() { echo "$v" | grep -q -E "$1" || fail "ibv_devinfo -v: expected /$1/"; }
+expectv "max_qp:[[:space:]]+1048560"
+expectv "max_qp_wr:[[:space:]]+1048576"
+expectv "max_sge:[[:space:]]+32"
+expectv "max_cqe:[[:space:]]+32767"
+expectv "max_qp_rd_atom:[[:space:]]+128"
+expectv "atomic_cap:[[:space:]]+ATOMIC_HCA"
+expectv "max_pkeys:[[:space:]]+64"
+expectv "gid_tbl_len:[[:space:]]+1024"
+expectv "max_msg_sz:[[:space:]]+0x80000000"
+expectv "sys_image_guid:[[:space:]]+$(echo "$guid" | sed 's/\(....\)\(....\)\(....\)\(....\)/\1:\2:\3:\4/')"
+check "pkey 0 is the default P_Key" bash -c "grep -q 0xffff /sys/class/infiniband/$DEV/ports/1/pkeys/0"
+check "link layer in sysfs" bash -c "grep -q Ethernet /sys/class/infiniband/$DEV/ports/1/link_layer"
+exit 0

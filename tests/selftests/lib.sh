@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for rrxe selftests. Source it from a test script.
+#
+# Every test takes the driver module and its link type as parameters, so the same suite runs
+# against rrxe and, as an oracle, against the C rdma_rxe (never both in one kernel):
+#   test.sh [MODULE [LINK_TYPE]]      defaults: rrxe rrxe (rdma_rxe -> rxe)
+# Exit status: 0 pass, 1 fail, 4 skip (kselftest's KSFT_SKIP). Diagnostics start with "# ".
+
+MOD=${1:-${RRXE_MOD:-rrxe}}
+if [ -n "${2:-}" ]; then
+	TYPE=$2
+elif [ "$MOD" = rdma_rxe ]; then
+	TYPE=rxe
+else
+	TYPE=$MOD
+fi
+KSFT_SKIP=4
+DEV=t${TYPE}0
+
+diag() { printf '# %s\n' "$*"; }
+fail() { diag "FAIL: $*"; exit 1; }
+skip() { diag "SKIP: $*"; exit $KSFT_SKIP; }
+# check DESC CMD...: run CMD, fail the test with DESC if it fails.
+check() {
+	local desc=$1
+	shift
+	"$@" || fail "$desc"
+}
+is_rrxe() { [ "$MOD" = rrxe ]; }
+
+# The guest's Ethernet NIC (virtio), brought up with the slirp address. Traffic stays in the
+# guest: RDMA loopback needs no peer.
+nic() {
+	local n
+	for n in /sys/class/net/*; do
+		[ -e "$n/device" ] && { basename "$n"; return 0; }
+	done
+	return 1
+}
+nic_up() {
+	NIC=$(nic) || skip "no NIC in the guest"
+	ip link set "$NIC" up
+	ip -4 addr show dev "$NIC" | grep -q 10.0.2.15 || ip addr add 10.0.2.15/24 dev "$NIC"
+}
+
+# A fresh dummy netdev NAME with an IPv4 address.
+dummy_add() {
+	local name=$1 addr=$2
+	modprobe dummy
+	ip link add "$name" type dummy
+	ip link set "$name" up
+	ip addr add "$addr" dev "$name"
+}
+
+# rdma device helpers
+link_add() { rdma link add "$1" type "$TYPE" netdev "$2"; }
+link_del() { rdma link delete "$1"; }
+dev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
+# wait_for SECONDS CMD...: poll CMD every 0.2 s.
+wait_for() {
+	local t=$1 i
+	shift
+	for ((i = 0; i < t * 5; i++)); do
+		"$@" && return 0
+		sleep 0.2
+	done
+	"$@"
+}
+# The GID index of type "RoCE v2" whose value contains PATTERN (first 16 entries only: each
+# read is a process, and TCG is slow).
+gid_index() {
+	local dev=$1 pat=$2 i g
+	for i in $(seq 0 15); do
+		g=$(cat "/sys/class/infiniband/$dev/ports/1/gids/$i" 2>/dev/null) || continue
+		[[ $g == *"$pat"* ]] || continue
+		[ "$(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] ||
+			continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+devinfo_field() { ibv_devinfo -d "$1" | awk -v k="$2:" '$1 == k { print $2; exit }'; }
+
+# Remove every device of our link type and unload the driver; leave the guest as we found it.
+cleanup_driver() {
+	local d
+	for d in $(rdma link show 2>/dev/null | awk '{print $2}' | cut -d/ -f1 | sort -u); do
+		[ -e "/sys/class/infiniband/$d" ] && rdma link delete "$d" 2>/dev/null
+	done
+	modprobe -r "$MOD" 2>/dev/null || true
+}
