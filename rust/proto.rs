@@ -22,6 +22,10 @@ pub(crate) mod opcode;
 pub(crate) mod packet;
 #[path = "proto/psn.rs"]
 pub(crate) mod psn;
+#[path = "proto/qp_state.rs"]
+pub(crate) mod qp_state;
+#[path = "proto/ring.rs"]
+pub(crate) mod ring;
 
 /// Why a buffer could not be parsed as, or filled with, RoCEv2 headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -23,3 +23,7 @@ mod tests_opcode;
 mod tests_packet;
 #[cfg(test)]
 mod tests_psn;
+#[cfg(test)]
+mod tests_qp_state;
+#[cfg(test)]
+mod tests_ring;
