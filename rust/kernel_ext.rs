@@ -3,10 +3,12 @@
 //! Abstractions over kernel facilities that the `kernel` crate does not wrap yet: notifier
 //! chains, module load events and a driver-wide mutex defined in C.
 
+mod errno;
 mod link_lock;
 mod module_watch;
 mod notifier;
 
+pub(crate) use errno::eopnotsupp;
 pub(crate) use link_lock::LinkLock;
 pub(crate) use module_watch::{
     module_loaded,

@@ -7,15 +7,27 @@
 #include <linux/mutex.h>
 #include <linux/namei.h>
 #include <linux/netdevice.h>
+#include <linux/vmalloc.h>
 #include <linux/if_vlan.h>
 #include <net/addrconf.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "helpers.h"
 
 struct ib_device *rrxe_helper_ib_alloc_device(size_t size, struct net_device *ndev)
 {
 	return _ib_alloc_device(size, dev_net(ndev));
+}
+
+struct ib_udata *rrxe_helper_bundle_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+
+struct ib_ucontext *rrxe_helper_udata_to_ucontext(struct ib_udata *udata)
+{
+	return rdma_udata_to_uverbs_attr_bundle(udata)->context;
 }
 
 int rrxe_helper_ib_port_state(struct net_device *ndev)
@@ -64,6 +76,11 @@ __be64 rrxe_helper_netdev_eui64(const struct net_device *ndev)
 struct net_device *rrxe_helper_netdev_from_notifier(void *info)
 {
 	return netdev_notifier_info_to_dev(info);
+}
+
+void *rrxe_helper_vmalloc_user(size_t size)
+{
+	return vmalloc_user(size);
 }
 
 int rrxe_helper_notifier_from_errno(int err)

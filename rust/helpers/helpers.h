@@ -20,6 +20,11 @@ int rrxe_helper_ib_port_state(struct net_device *ndev);
 int rrxe_helper_num_possible_cpus(void);
 struct module *rrxe_helper_this_module(void);
 
+struct ib_udata;
+struct uverbs_attr_bundle;
+struct ib_udata *rrxe_helper_bundle_udata(struct uverbs_attr_bundle *attrs);
+struct ib_ucontext *rrxe_helper_udata_to_ucontext(struct ib_udata *udata);
+
 /* net_device */
 void rrxe_helper_dev_put(struct net_device *ndev);
 const char *rrxe_helper_netdev_name(const struct net_device *ndev);
@@ -27,6 +32,9 @@ unsigned int rrxe_helper_netdev_mtu(const struct net_device *ndev);
 bool rrxe_helper_netdev_is_vlan(const struct net_device *ndev);
 __be64 rrxe_helper_netdev_eui64(const struct net_device *ndev);
 struct net_device *rrxe_helper_netdev_from_notifier(void *info);
+
+/* memory */
+void *rrxe_helper_vmalloc_user(size_t size);
 
 /* notifiers */
 int rrxe_helper_notifier_from_errno(int err);

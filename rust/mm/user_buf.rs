@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A kernel buffer that user space may map and write at any time.
+
+use crate::bindings;
+use core::{
+    ptr::NonNull,
+    sync::atomic::{
+        AtomicU32,
+        Ordering, //
+    },
+};
+use kernel::prelude::*;
+
+/// A zeroed, page-aligned `vmalloc_user` buffer, possibly mapped into user space.
+///
+/// User space can write any byte at any time, so the buffer's contents are untrusted and change
+/// under the kernel's feet: every access is bounds-checked here, indices are atomics with
+/// acquire/release ordering (the protocol of the rxe rings), and bulk reads copy into private
+/// memory before the caller looks at them.
+///
+/// Pages stay alive while user space maps them (the mapping holds page references), so dropping
+/// the buffer while it is mapped is safe: the memory is freed at `munmap`.
+///
+/// # Invariants
+///
+/// `ptr` points to `len` bytes from `vmalloc_user`, page aligned, freed on drop.
+pub(crate) struct UserBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: The buffer is plain memory; all accesses are atomic or copies.
+unsafe impl Send for UserBuf {}
+// SAFETY: As above: shared access only uses atomics and copies, never references into it.
+unsafe impl Sync for UserBuf {}
+
+impl UserBuf {
+    /// Allocates `len` zeroed bytes (rounded up to pages by the allocator).
+    pub(crate) fn new(len: usize) -> Result<Self> {
+        if len == 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: Any size is valid; the helper calls `vmalloc_user`.
+        let ptr = unsafe { bindings::rrxe_helper_vmalloc_user(len) };
+        let ptr = NonNull::new(ptr.cast::<u8>()).ok_or(ENOMEM)?;
+        // INVARIANT: Freshly allocated, zeroed by `vmalloc_user`.
+        Ok(Self { ptr, len })
+    }
+
+    /// The size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// An aligned `u32` at `off`, or `None` when out of bounds or misaligned.
+    fn atomic_u32(&self, off: usize) -> Option<&AtomicU32> {
+        if off % 4 != 0 || off.checked_add(4)? > self.len {
+            return None;
+        }
+        // SAFETY: In bounds and aligned (the buffer is page aligned); `AtomicU32` has the layout
+        // of `u32` and every bit pattern is valid, and user writes are atomic word stores.
+        Some(unsafe { &*self.ptr.as_ptr().add(off).cast::<AtomicU32>() })
+    }
+
+    /// Loads the `u32` at `off` with acquire ordering (an index the other side publishes).
+    pub(crate) fn load_acquire(&self, off: usize) -> Result<u32> {
+        Ok(self.atomic_u32(off).ok_or(EINVAL)?.load(Ordering::Acquire))
+    }
+
+    /// Stores `v` at `off` with release ordering (publishing an index after writing data).
+    pub(crate) fn store_release(&self, off: usize, v: u32) -> Result {
+        self.atomic_u32(off)
+            .ok_or(EINVAL)?
+            .store(v, Ordering::Release);
+        Ok(())
+    }
+
+    /// Plain store of a header word the kernel owns (set before user space maps the buffer).
+    pub(crate) fn store(&self, off: usize, v: u32) -> Result {
+        self.atomic_u32(off)
+            .ok_or(EINVAL)?
+            .store(v, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Copies `dst.len()` bytes at `off` out of the buffer (a snapshot: user space may be writing).
+    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
+        let end = off.checked_add(dst.len()).ok_or(EINVAL)?;
+        if end > self.len {
+            return Err(EINVAL);
+        }
+        // SAFETY: The source range is in bounds; `dst` is private memory that cannot overlap a
+        // vmalloc area. Concurrent user writes only make the snapshot's bytes arbitrary, which
+        // callers treat as untrusted input.
+        unsafe {
+            core::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(off), dst.as_mut_ptr(), dst.len())
+        };
+        Ok(())
+    }
+
+    /// Copies `src` into the buffer at `off`.
+    pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
+        let end = off.checked_add(src.len()).ok_or(EINVAL)?;
+        if end > self.len {
+            return Err(EINVAL);
+        }
+        // SAFETY: The destination range is in bounds and `src` cannot overlap it.
+        unsafe {
+            core::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.as_ptr().add(off), src.len())
+        };
+        Ok(())
+    }
+
+    /// Maps the whole buffer into `vma`.
+    ///
+    /// # Safety
+    ///
+    /// `vma` is a valid VMA of the calling process being set up by an `mmap` handler.
+    pub(crate) unsafe fn remap(&self, vma: *mut bindings::vm_area_struct) -> Result {
+        // SAFETY: By the invariant the buffer is from `vmalloc_user`; the caller passes a valid
+        // VMA. `remap_vmalloc_range` checks the VMA size against the allocation.
+        kernel::error::to_result(unsafe {
+            bindings::remap_vmalloc_range(vma, self.ptr.as_ptr().cast(), 0)
+        })
+    }
+}
+
+impl Drop for UserBuf {
+    fn drop(&mut self) {
+        // SAFETY: By the invariant `ptr` came from `vmalloc_user` and is freed once, here.
+        unsafe { bindings::vfree(self.ptr.as_ptr().cast()) };
+    }
+}
