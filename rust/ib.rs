@@ -10,9 +10,12 @@
 //! callbacks documented as atomic must not sleep.
 
 mod attr;
+mod cq;
 mod device;
 mod link;
+mod mmap;
 mod ops;
+mod udata;
 
 pub(crate) use attr::{
     device_cap,
@@ -21,6 +24,11 @@ pub(crate) use attr::{
     Mtu,
     PortAttr,
     PortState, //
+};
+pub(crate) use cq::{
+    Cq,
+    CqAttr,
+    NotifyFlags, //
 };
 pub(crate) use device::{
     Device,
@@ -31,7 +39,9 @@ pub(crate) use link::{
     LinkOps,
     LinkRegistration, //
 };
+pub(crate) use mmap::MmapHandle;
 pub(crate) use ops::{
     DeviceOps,
     ROCE_PORT_CAP_FLAGS, //
 };
+pub(crate) use udata::Udata;

@@ -5,7 +5,14 @@
 
 use super::{
     attr::PORT_CM_SUP,
+    cq::{
+        Cq,
+        CqAttr,
+        NotifyFlags, //
+    },
     device::DRIVER_ID,
+    mmap::MmapEntry,
+    udata::Udata,
     Device,
     DeviceAttr,
     PortAttr, //
@@ -31,6 +38,26 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
 
     /// The attributes of port `port` (always 1: one port per device).
     fn port_attr(dev: &Device<Self>, port: u32) -> Result<PortAttr>;
+
+    /// The driver data of a completion queue, dropped when the CQ is destroyed.
+    type Cq: Send + Sync;
+
+    /// Creates a CQ of at least `attr.cqe` entries; `udata` is `None` for kernel consumers.
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqAttr,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<Self::Cq>;
+
+    /// The number of completions `cq` holds (reported as `ib_cq.cqe`).
+    fn cq_capacity(cq: &Self::Cq) -> u32;
+
+    /// Resizes a user CQ to at least `cqe` entries, keeping its unread completions.
+    fn resize_cq(cq: &Cq<Self>, cqe: u32, udata: &mut Udata<'_>) -> Result;
+
+    /// Arms the CQ. Returns whether completions are already waiting, for
+    /// `IB_CQ_REPORT_MISSED_EVENTS`. May be called in atomic context: must not sleep.
+    fn req_notify_cq(cq: &Cq<Self>, flags: NotifyFlags) -> bool;
 }
 
 /// Builds the C ops table for `T` and holds its trampolines.
@@ -51,8 +78,18 @@ impl<T: DeviceOps> Adapter<T> {
         alloc_pd: Some(Self::alloc_pd),
         dealloc_pd: Some(Self::dealloc_pd),
         dealloc_driver: Some(Self::dealloc_driver),
+        mmap: Some(Self::mmap),
+        mmap_free: Some(Self::mmap_free),
+        create_cq: Some(Self::create_cq),
+        destroy_cq: Some(Self::destroy_cq),
+        resize_user_cq: Some(Self::resize_user_cq),
+        req_notify_cq: Some(Self::req_notify_cq),
         size_ib_ucontext: core::mem::size_of::<bindings::ib_ucontext>(),
         size_ib_pd: core::mem::size_of::<bindings::ib_pd>(),
+        size_ib_cq: {
+            let () = Cq::<T>::IB_AT_OFFSET_0;
+            core::mem::size_of::<Cq<T>>()
+        },
         ..pin_init::zeroed()
     };
 
@@ -205,6 +242,100 @@ impl<T: DeviceOps> Adapter<T> {
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn mmap(
+        uctx: *mut bindings::ib_ucontext,
+        vma: *mut bindings::vm_area_struct,
+    ) -> c_int {
+        // SAFETY: The core passes a live context and the VMA being created.
+        from_result(|| unsafe { MmapEntry::mmap(uctx, vma) }.map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn mmap_free(entry: *mut bindings::rdma_user_mmap_entry) {
+        // SAFETY: The core calls this once, after the last reference to our entry is gone.
+        unsafe { MmapEntry::free(entry) };
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn create_cq(
+        ibcq: *mut bindings::ib_cq,
+        attr: *const bindings::ib_cq_init_attr,
+        attrs: *mut bindings::uverbs_attr_bundle,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: The core passes a valid attribute structure.
+            let attr = unsafe { &*attr };
+            let attr = CqAttr {
+                cqe: attr.cqe,
+                flags: attr.flags,
+            };
+            // SAFETY: `attrs` is NULL for kernel callers, else a live bundle.
+            let mut udata = unsafe { Udata::from_raw(bindings::rrxe_helper_bundle_udata(attrs)) };
+            // SAFETY: The core set `device` to one of our devices.
+            let dev = unsafe { Self::dev((*ibcq).device) };
+            let data = T::create_cq(dev, &attr, udata.as_mut())?;
+            let cqe = T::cq_capacity(&data);
+            // SAFETY: The core allocated `size_ib_cq` bytes for a `Cq<T>`; `data` is unset.
+            unsafe {
+                Cq::<T>::data_ptr(ibcq).write(data);
+                (*ibcq).cqe = i32::try_from(cqe).unwrap_or(i32::MAX);
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn destroy_cq(
+        ibcq: *mut bindings::ib_cq,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: `create_cq` succeeded for this CQ and this is its last op.
+        unsafe { core::ptr::drop_in_place(Cq::<T>::data_ptr(ibcq)) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn resize_user_cq(
+        ibcq: *mut bindings::ib_cq,
+        cqe: c_uint,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: A user command's udata, inside its bundle.
+            let mut udata = unsafe { Udata::from_raw(udata) }.ok_or(EINVAL)?;
+            // SAFETY: A created CQ of ours.
+            let cq = unsafe { Cq::<T>::from_raw(ibcq) };
+            T::resize_cq(cq, cqe, &mut udata)?;
+            let cqe = T::cq_capacity(cq);
+            // SAFETY: The core serialises resize with other verbs on this CQ object.
+            unsafe { (*ibcq).cqe = i32::try_from(cqe).unwrap_or(i32::MAX) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn req_notify_cq(
+        ibcq: *mut bindings::ib_cq,
+        flags: bindings::ib_cq_notify_flags,
+    ) -> c_int {
+        // SAFETY: A created CQ of ours.
+        let cq = unsafe { Cq::from_raw(ibcq) };
+        c_int::from(T::req_notify_cq(cq, NotifyFlags::from_raw(flags)))
     }
 
     /// # Safety

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Completion queues (`struct ib_cq`) with the driver's data as a Rust tail.
+//!
+//! ib_core allocates `size_ib_cq` bytes (our [`Cq<T>`]), calls `create_cq`, where the driver
+//! data is written in place, and frees the memory after `destroy_cq` dropped it. ib_core refuses
+//! to destroy a CQ that QPs still use.
+
+use super::DeviceOps;
+use crate::bindings;
+use kernel::types::Opaque;
+
+/// A completion queue: the C `struct ib_cq` at offset 0, then the driver data.
+///
+/// # Invariants
+///
+/// Allocated by ib_core with `size_ib_cq = size_of::<Self>()`; `data` is initialised between a
+/// successful `create_cq` and `destroy_cq`.
+#[repr(C)]
+pub(crate) struct Cq<T: DeviceOps> {
+    ib: Opaque<bindings::ib_cq>,
+    data: T::Cq,
+}
+
+impl<T: DeviceOps> Cq<T> {
+    /// The C structure must come first.
+    pub(super) const IB_AT_OFFSET_0: () = assert!(core::mem::offset_of!(Self, ib) == 0);
+
+    /// Borrows a created CQ from its C pointer.
+    ///
+    /// # Safety
+    ///
+    /// `ib` is a CQ of a `Device<T>` whose `create_cq` succeeded and that is not destroyed.
+    pub(super) unsafe fn from_raw<'a>(ib: *mut bindings::ib_cq) -> &'a Self {
+        // CAST: `ib` is at offset 0 of `Self`.
+        // SAFETY: Guaranteed by the caller.
+        unsafe { &*ib.cast::<Self>() }
+    }
+
+    /// Where the driver data lives.
+    ///
+    /// # Safety
+    ///
+    /// `ib` was allocated by ib_core for a `Device<T>` (with `size_ib_cq`).
+    pub(super) unsafe fn data_ptr(ib: *mut bindings::ib_cq) -> *mut T::Cq {
+        // SAFETY: Guaranteed by the caller.
+        unsafe { &raw mut (*ib.cast::<Self>()).data }
+    }
+}
+
+impl<T: DeviceOps> core::ops::Deref for Cq<T> {
+    type Target = T::Cq;
+
+    fn deref(&self) -> &T::Cq {
+        &self.data
+    }
+}
+
+/// The attributes of `ibv_create_cq`/`ib_alloc_cq`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CqAttr {
+    /// Minimum number of entries requested.
+    pub(crate) cqe: u32,
+    /// `IB_UVERBS_CQ_FLAGS_*` creation flags; rxe supports none.
+    pub(crate) flags: u32,
+}
+
+/// Which completions trigger the next event (`enum ib_cq_notify_flags`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NotifyFlags(u32);
+
+impl NotifyFlags {
+    /// From the raw value.
+    pub(super) fn from_raw(raw: u32) -> Self {
+        Self(raw)
+    }
+
+    /// Arm for the next solicited completion only.
+    pub(crate) fn solicited(self) -> bool {
+        self.0 & bindings::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK
+            == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED
+    }
+
+    /// Arm for the next completion of any kind.
+    pub(crate) fn next_comp(self) -> bool {
+        self.0 & bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP != 0
+    }
+
+    /// Report whether completions arrived before arming (return 1 from `req_notify_cq`).
+    pub(crate) fn report_missed(self) -> bool {
+        self.0 & bindings::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0
+    }
+}
