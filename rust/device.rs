@@ -3,13 +3,18 @@
 //! The rrxe device: the driver data of each RDMA device, bound to one netdev.
 
 use crate::{
+    cq::RrxeCq,
     ib::{
         self,
+        Cq,
+        CqAttr,
         Device,
         DeviceAttr,
         Mtu,
+        NotifyFlags,
         PortAttr,
-        PortState, //
+        PortState,
+        Udata, //
     },
     limits,
 };
@@ -75,5 +80,27 @@ impl ib::DeviceOps for RrxeDevice {
             port_cap_flags: ib::ROCE_PORT_CAP_FLAGS,
             max_msg_sz: limits::MAX_MSG_SIZE,
         })
+    }
+
+    type Cq = RrxeCq;
+
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqAttr,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<RrxeCq> {
+        RrxeCq::create(dev, attr, udata)
+    }
+
+    fn cq_capacity(cq: &RrxeCq) -> u32 {
+        cq.capacity()
+    }
+
+    fn resize_cq(cq: &Cq<Self>, cqe: u32, udata: &mut Udata<'_>) -> Result {
+        RrxeCq::resize(cq, cqe, udata)
+    }
+
+    fn req_notify_cq(cq: &Cq<Self>, flags: NotifyFlags) -> bool {
+        RrxeCq::req_notify(cq, flags)
     }
 }

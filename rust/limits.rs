@@ -26,6 +26,9 @@ pub(crate) const MAX_SGE: u32 = 32;
 /// UDP 8 + BTH 12 + the largest extension 16 + ICRC 4), subtracted from the netdev MTU.
 pub(crate) const MAX_HDR_LENGTH: u32 = 80;
 
+/// Completions per CQ.
+pub(crate) const MAX_CQE: u32 = (1 << 15) - 1;
+
 /// GID table entries per port (filled by the core from the netdev's addresses).
 pub(crate) const GID_TABLE_LEN: u32 = 1024;
 
@@ -70,7 +73,7 @@ pub(crate) fn device_attr(guid: u64) -> DeviceAttr {
         max_recv_sge: MAX_SGE,
         max_sge_rd: 32,
         max_cq: DEFAULT_MAX,
-        max_cqe: (1 << 15) - 1,
+        max_cqe: MAX_CQE,
         max_mr: MAX_MR_INDEX - 1,
         max_mw: DEFAULT_MAX - (MAX_MR_INDEX + 1),
         max_pd: DEFAULT_MAX,

@@ -17,6 +17,7 @@ use kernel::prelude::*;
 mod bindings;
 mod ib;
 mod kernel_ext;
+mod mm;
 mod net;
 
 #[deny(unsafe_code)]
@@ -26,6 +27,8 @@ mod proto;
 #[deny(unsafe_code)]
 mod conflict;
 #[deny(unsafe_code)]
+mod cq;
+#[deny(unsafe_code)]
 mod device;
 #[deny(unsafe_code)]
 mod limits;
@@ -33,6 +36,8 @@ mod limits;
 mod link;
 #[deny(unsafe_code)]
 mod module;
+#[deny(unsafe_code)]
+mod queue;
 
 module! {
     type: module::RrxeModule,
