@@ -17,6 +17,10 @@ fi
 KSFT_SKIP=4
 DEV=t${TYPE}0
 
+# Test programs built on the host (scripts/build-tests) into the cache, visible in the guest.
+BIN=${RRXE_CACHE:-$HOME/.cache/rrxe}/tests
+need_bin() { [ -x "$BIN/$1" ] || skip "$BIN/$1 not built (scripts/build-tests)"; }
+
 diag() { printf '# %s\n' "$*"; }
 fail() { diag "FAIL: $*"; exit 1; }
 skip() { diag "SKIP: $*"; exit $KSFT_SKIP; }
