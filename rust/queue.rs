@@ -31,6 +31,31 @@ pub(crate) fn ring_errno(e: RingError) -> Error {
     }
 }
 
+/// A ring whose producer is user space (send and receive queues); the kernel consumes it.
+pub(crate) struct SharedRing {
+    buf: Arc<UserBuf>,
+}
+
+impl SharedRing {
+    /// Allocates a zeroed ring of geometry `geo` and writes its header.
+    pub(crate) fn new(geo: RingGeometry) -> Result<Self> {
+        Ok(Self { buf: new_buf(geo)? })
+    }
+
+    /// The shared buffer, to publish for `mmap`.
+    pub(crate) fn buf(&self) -> &Arc<UserBuf> {
+        &self.buf
+    }
+}
+
+/// A zeroed ring buffer with its header (element size and index mask) written.
+fn new_buf(geo: RingGeometry) -> Result<Arc<UserBuf>> {
+    let buf = Arc::new(UserBuf::new(geo.buf_size())?, GFP_KERNEL)?;
+    buf.store(ring::HDR_LOG2_ELEM_SIZE, geo.log2_elem_size())?;
+    buf.store(ring::HDR_INDEX_MASK, geo.index_mask())?;
+    Ok(buf)
+}
+
 /// A ring whose producer is the kernel (completion queues).
 pub(crate) struct KernelProducedRing {
     buf: Arc<UserBuf>,
@@ -42,10 +67,11 @@ pub(crate) struct KernelProducedRing {
 impl KernelProducedRing {
     /// Allocates a zeroed ring of geometry `geo` and writes its header.
     pub(crate) fn new(geo: RingGeometry) -> Result<Self> {
-        let buf = Arc::new(UserBuf::new(geo.buf_size())?, GFP_KERNEL)?;
-        buf.store(ring::HDR_LOG2_ELEM_SIZE, geo.log2_elem_size())?;
-        buf.store(ring::HDR_INDEX_MASK, geo.index_mask())?;
-        Ok(Self { buf, geo, prod: 0 })
+        Ok(Self {
+            buf: new_buf(geo)?,
+            geo,
+            prod: 0,
+        })
     }
 
     /// The shared buffer, to publish for `mmap`.
@@ -75,7 +101,8 @@ impl KernelProducedRing {
         ))
     }
 
-    /// Moves the unread entries into `new` (a resize): they start at index 0 there.
+    /// Moves the unread entries into `new` (a resize): they start at index 0 there. Does not
+    /// sleep (the caller holds the CQ lock).
     pub(crate) fn move_unread_into(&self, new: &mut Self) -> Result {
         let mask = self.geo.index_mask();
         let mut cons = self.consumer()?;
@@ -84,10 +111,17 @@ impl KernelProducedRing {
             return Err(EINVAL);
         }
         let elem = self.geo.elem_size().min(new.geo.elem_size());
-        let mut tmp = KVec::from_elem(0u8, elem, GFP_KERNEL)?;
+        // Called under the CQ's spinlock: no allocation, copy through a small stack buffer.
+        let mut tmp = [0u8; 64];
         for _ in 0..n {
-            self.buf.read(self.geo.slot_offset(cons), &mut tmp)?;
-            new.buf.write(new.geo.slot_offset(new.prod), &tmp)?;
+            let (from, to) = (self.geo.slot_offset(cons), new.geo.slot_offset(new.prod));
+            let mut done = 0;
+            while done < elem {
+                let len = (elem - done).min(tmp.len());
+                self.buf.read(from + done, &mut tmp[..len])?;
+                new.buf.write(to + done, &tmp[..len])?;
+                done += len;
+            }
             new.prod = ring::next(new.prod, new.geo.index_mask());
             cons = ring::next(cons, mask);
         }
