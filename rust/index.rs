@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Object numbers (QPNs, and later MR/MW/SRQ/AH indices): a cyclic allocator over a range, so a
+//! number freed by a destroyed object is not handed out again at once (late packets of an old
+//! QP must not reach a new one).
+
+use kernel::{
+    id_pool::IdPool,
+    new_mutex,
+    prelude::*,
+    sync::Mutex, //
+};
+
+/// The allocator state, under the pool's mutex.
+struct PoolState {
+    ids: IdPool,
+    /// Where the next search starts.
+    next: usize,
+}
+
+/// A cyclic allocator of numbers in `min..=max`. Process context only (it may sleep).
+#[pin_data]
+pub(crate) struct IndexPool {
+    #[pin]
+    state: Mutex<PoolState>,
+    min: usize,
+    max: usize,
+}
+
+impl IndexPool {
+    /// An empty pool of the numbers `min..=max`.
+    pub(crate) fn new(min: u32, max: u32) -> impl PinInit<Self> {
+        let (min, max) = (min as usize, max as usize);
+        pin_init!(Self {
+            state <- new_mutex!(PoolState { ids: IdPool::new(), next: min }, "rrxe_index_pool"),
+            min,
+            max,
+        })
+    }
+
+    /// Allocates a free number, growing the bitmap as needed; `ENOSPC` when all are in use.
+    pub(crate) fn alloc(&self) -> Result<u32> {
+        loop {
+            let mut st = self.state.lock();
+            let start = st.next;
+            // Search from the hint, then wrap around to the start of the range once.
+            for from in [start, self.min] {
+                let found = st.ids.find_unused_id(from).map(|id| id.as_usize());
+                if let Some(id) = found.filter(|&id| id <= self.max) {
+                    if let Some(unused) = st.ids.find_unused_id(id) {
+                        unused.acquire();
+                    }
+                    st.next = if id >= self.max { self.min } else { id + 1 };
+                    return u32::try_from(id).map_err(|_| ENOSPC);
+                }
+            }
+            // Nothing free below the bitmap's end: grow it if the range goes further.
+            if st.ids.capacity() > self.max {
+                return Err(ENOSPC);
+            }
+            let request = st.ids.grow_request().ok_or(ENOSPC)?;
+            drop(st);
+            let resizer = request.realloc(GFP_KERNEL)?;
+            self.state.lock().ids.grow(resizer);
+        }
+    }
+
+    /// Returns `id` to the pool.
+    pub(crate) fn free(&self, id: u32) {
+        self.state.lock().ids.release_id(id as usize);
+    }
+}
