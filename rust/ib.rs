@@ -15,6 +15,7 @@ mod device;
 mod link;
 mod mmap;
 mod ops;
+mod qp;
 mod udata;
 
 pub(crate) use attr::{
@@ -43,5 +44,12 @@ pub(crate) use mmap::MmapHandle;
 pub(crate) use ops::{
     DeviceOps,
     ROCE_PORT_CAP_FLAGS, //
+};
+pub(crate) use qp::{
+    Qp,
+    QpAttr,
+    QpCap,
+    QpInit,
+    QpQuery, //
 };
 pub(crate) use udata::Udata;

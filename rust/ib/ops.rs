@@ -12,12 +12,22 @@ use super::{
     },
     device::DRIVER_ID,
     mmap::MmapEntry,
+    qp::{
+        self,
+        Qp,
+        QpAttr,
+        QpInit,
+        QpQuery, //
+    },
     udata::Udata,
     Device,
     DeviceAttr,
     PortAttr, //
 };
-use crate::bindings;
+use crate::{
+    bindings,
+    proto::qp_state::AttrMask, //
+};
 use core::marker::PhantomData;
 use kernel::{
     error::from_result,
@@ -58,6 +68,25 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// Arms the CQ. Returns whether completions are already waiting, for
     /// `IB_CQ_REPORT_MISSED_EVENTS`. May be called in atomic context: must not sleep.
     fn req_notify_cq(cq: &Cq<Self>, flags: NotifyFlags) -> bool;
+
+    /// The driver data of a queue pair, dropped when the QP is destroyed.
+    type Qp: Send + Sync;
+
+    /// Creates a QP; rounds `init.cap` up to what it grants (reported to the caller).
+    fn create_qp(
+        dev: &Device<Self>,
+        init: &mut QpInit,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<Self::Qp>;
+
+    /// The QP number of `qp`.
+    fn qp_num(qp: &Self::Qp) -> u32;
+
+    /// Applies the attributes `mask` names; the QP is unchanged on failure.
+    fn modify_qp(qp: &Qp<Self>, attr: &QpAttr, mask: AttrMask) -> Result;
+
+    /// The current attributes.
+    fn query_qp(qp: &Qp<Self>) -> QpQuery;
 }
 
 /// Builds the C ops table for `T` and holds its trampolines.
@@ -84,8 +113,16 @@ impl<T: DeviceOps> Adapter<T> {
         destroy_cq: Some(Self::destroy_cq),
         resize_user_cq: Some(Self::resize_user_cq),
         req_notify_cq: Some(Self::req_notify_cq),
+        create_qp: Some(Self::create_qp),
+        modify_qp: Some(Self::modify_qp),
+        query_qp: Some(Self::query_qp),
+        destroy_qp: Some(Self::destroy_qp),
         size_ib_ucontext: core::mem::size_of::<bindings::ib_ucontext>(),
         size_ib_pd: core::mem::size_of::<bindings::ib_pd>(),
+        size_ib_qp: {
+            let () = Qp::<T>::IB_AT_OFFSET_0;
+            core::mem::size_of::<Qp<T>>()
+        },
         size_ib_cq: {
             let () = Cq::<T>::IB_AT_OFFSET_0;
             core::mem::size_of::<Cq<T>>()
@@ -336,6 +373,81 @@ impl<T: DeviceOps> Adapter<T> {
         // SAFETY: A created CQ of ours.
         let cq = unsafe { Cq::from_raw(ibcq) };
         c_int::from(T::req_notify_cq(cq, NotifyFlags::from_raw(flags)))
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn create_qp(
+        ibqp: *mut bindings::ib_qp,
+        init: *mut bindings::ib_qp_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: The core passes valid, exclusive creation attributes.
+            let init = unsafe { &mut *init };
+            let mut qi = qp::init_from_c(init);
+            // SAFETY: NULL for kernel callers, else the udata of a user command.
+            let mut udata = unsafe { Udata::from_raw(udata) };
+            // SAFETY: The core set `device` to one of our devices.
+            let dev = unsafe { Self::dev((*ibqp).device) };
+            let data = T::create_qp(dev, &mut qi, udata.as_mut())?;
+            let qpn = T::qp_num(&data);
+            qp::write_caps(&qi.cap, init);
+            // SAFETY: The core allocated `size_ib_qp` bytes for a `Qp<T>`; `data` is unset.
+            unsafe {
+                Qp::<T>::data_ptr(ibqp).write(data);
+                (*ibqp).qp_num = qpn;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn modify_qp(
+        ibqp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        mask: c_int,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            let mask = AttrMask::from_bits(u32::try_from(mask).map_err(|_| EINVAL)?);
+            // SAFETY: The core passes valid attributes for this call.
+            let a = qp::attr_from_c(unsafe { &*attr }, mask)?;
+            // SAFETY: A created QP of ours.
+            T::modify_qp(unsafe { Qp::from_raw(ibqp) }, &a, mask)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn query_qp(
+        ibqp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        _mask: c_int,
+        init: *mut bindings::ib_qp_init_attr,
+    ) -> c_int {
+        // SAFETY: A created QP of ours.
+        let q = T::query_qp(unsafe { Qp::from_raw(ibqp) });
+        // SAFETY: The core passes valid, exclusive output structures.
+        unsafe { qp::write_query(&q, &mut *attr, &mut *init) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn destroy_qp(
+        ibqp: *mut bindings::ib_qp,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: `create_qp` succeeded for this QP and this is its last op.
+        unsafe { core::ptr::drop_in_place(Qp::<T>::data_ptr(ibqp)) };
+        0
     }
 
     /// # Safety

@@ -43,6 +43,11 @@ impl<'a> Udata<'a> {
         unsafe { ptr.as_ref() }.map(|ptr| Self { ptr })
     }
 
+    /// Bytes of driver input.
+    pub(crate) fn inlen(&self) -> usize {
+        self.ptr.inlen
+    }
+
     /// Bytes of driver output space.
     pub(crate) fn outlen(&self) -> usize {
         self.ptr.outlen

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Queue pairs (`struct ib_qp`) with the driver's data as a Rust tail, and the attributes of
+//! create, modify and query as plain Rust values.
+//!
+//! The state machine and attribute rules are the driver's (`proto::qp_state`); this module only
+//! converts between the C structures and Rust values, reading only the fields the attribute mask
+//! names.
+
+use super::DeviceOps;
+use crate::{
+    bindings,
+    proto::qp_state::{
+        AttrMask,
+        QpType, //
+    },
+};
+use kernel::{
+    prelude::*,
+    types::Opaque, //
+};
+
+/// A queue pair: the C `struct ib_qp` at offset 0, then the driver data.
+///
+/// # Invariants
+///
+/// Allocated by ib_core with `size_ib_qp = size_of::<Self>()`; `data` is initialised between a
+/// successful `create_qp` and `destroy_qp`.
+#[repr(C)]
+pub(crate) struct Qp<T: DeviceOps> {
+    ib: Opaque<bindings::ib_qp>,
+    data: T::Qp,
+}
+
+impl<T: DeviceOps> Qp<T> {
+    /// The C structure must come first.
+    pub(super) const IB_AT_OFFSET_0: () = assert!(core::mem::offset_of!(Self, ib) == 0);
+
+    /// Borrows a created QP from its C pointer.
+    ///
+    /// # Safety
+    ///
+    /// `ib` is a QP of a `Device<T>` whose `create_qp` succeeded and that is not destroyed.
+    pub(super) unsafe fn from_raw<'a>(ib: *mut bindings::ib_qp) -> &'a Self {
+        // CAST: `ib` is at offset 0 of `Self`.
+        // SAFETY: Guaranteed by the caller.
+        unsafe { &*ib.cast::<Self>() }
+    }
+
+    /// Where the driver data lives.
+    ///
+    /// # Safety
+    ///
+    /// `ib` was allocated by ib_core for a `Device<T>` (with `size_ib_qp`).
+    pub(super) unsafe fn data_ptr(ib: *mut bindings::ib_qp) -> *mut T::Qp {
+        // SAFETY: Guaranteed by the caller.
+        unsafe { &raw mut (*ib.cast::<Self>()).data }
+    }
+}
+
+impl<T: DeviceOps> core::ops::Deref for Qp<T> {
+    type Target = T::Qp;
+
+    fn deref(&self) -> &T::Qp {
+        &self.data
+    }
+}
+
+/// Work request and scatter/gather capacities (`struct ib_qp_cap`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct QpCap {
+    /// Send work requests.
+    pub(crate) max_send_wr: u32,
+    /// Receive work requests.
+    pub(crate) max_recv_wr: u32,
+    /// Scatter/gather entries per send WR.
+    pub(crate) max_send_sge: u32,
+    /// Scatter/gather entries per receive WR.
+    pub(crate) max_recv_sge: u32,
+    /// Inline data bytes per send WR.
+    pub(crate) max_inline_data: u32,
+}
+
+impl QpCap {
+    fn from_c(c: &bindings::ib_qp_cap) -> Self {
+        Self {
+            max_send_wr: c.max_send_wr,
+            max_recv_wr: c.max_recv_wr,
+            max_send_sge: c.max_send_sge,
+            max_recv_sge: c.max_recv_sge,
+            max_inline_data: c.max_inline_data,
+        }
+    }
+
+    fn write_to(&self, c: &mut bindings::ib_qp_cap) {
+        c.max_send_wr = self.max_send_wr;
+        c.max_recv_wr = self.max_recv_wr;
+        c.max_send_sge = self.max_send_sge;
+        c.max_recv_sge = self.max_recv_sge;
+        c.max_inline_data = self.max_inline_data;
+    }
+}
+
+/// The attributes of `ibv_create_qp`/`ib_create_qp`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QpInit {
+    /// Transport service; `None` for types rrxe does not know.
+    pub(crate) qp_type: Option<QpType>,
+    /// Requested capacities; the driver rounds them up and they are reported back.
+    pub(crate) cap: QpCap,
+    /// Every send WR generates a completion (`IB_SIGNAL_ALL_WR`).
+    pub(crate) sq_sig_all: bool,
+    /// Receives come from a shared receive queue.
+    pub(crate) has_srq: bool,
+    /// `IB_QP_CREATE_*` flags; rrxe supports none.
+    pub(crate) create_flags: u32,
+}
+
+impl QpInit {
+    fn from_c(c: &bindings::ib_qp_init_attr) -> Self {
+        Self {
+            qp_type: QpType::from_raw(c.qp_type),
+            cap: QpCap::from_c(&c.cap),
+            sq_sig_all: c.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
+            has_srq: !c.srq.is_null(),
+            create_flags: c.create_flags,
+        }
+    }
+}
+
+/// Whether an address vector's GID is IPv4-mapped (RoCEv2 over IPv4) or IPv6.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum NetworkType {
+    /// RoCEv2 over IPv4.
+    #[default]
+    Ipv4,
+    /// RoCEv2 over IPv6.
+    Ipv6,
+}
+
+/// Where packets of a connected QP go: the RoCE address vector of `ah_attr`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct AddressVector {
+    /// Destination GID.
+    pub(crate) dgid: [u8; 16],
+    /// Source GID (the value of the GID table entry at `sgid_index`).
+    pub(crate) sgid: [u8; 16],
+    /// Source GID table index.
+    pub(crate) sgid_index: u8,
+    /// IPv6 flow label.
+    pub(crate) flow_label: u32,
+    /// IP TTL / hop limit.
+    pub(crate) hop_limit: u8,
+    /// IP traffic class (DSCP and ECN).
+    pub(crate) traffic_class: u8,
+    /// Service level.
+    pub(crate) sl: u8,
+    /// Destination MAC, resolved by the core.
+    pub(crate) dmac: [u8; 6],
+    /// IPv4 or IPv6, from the source GID.
+    pub(crate) network: NetworkType,
+}
+
+impl AddressVector {
+    /// Reads a RoCE `rdma_ah_attr`. Fails without a GRH or a resolved source GID.
+    fn from_c(c: &bindings::rdma_ah_attr) -> Result<Self> {
+        if u32::from(c.ah_flags) & bindings::ib_ah_flags_IB_AH_GRH == 0 {
+            return Err(EINVAL);
+        }
+        let grh = &c.grh;
+        // SAFETY: For RoCE the core resolved `sgid_attr` (a held GID entry) before calling the
+        // driver; it is valid for the duration of the call.
+        let sattr = unsafe { grh.sgid_attr.as_ref() }.ok_or(EINVAL)?;
+        // SAFETY: Both are plain 16-byte unions.
+        let (dgid, sgid) = unsafe { (grh.dgid.raw, sattr.gid.raw) };
+        let v4_mapped = sgid[..10].iter().all(|&b| b == 0) && sgid[10] == 0xff && sgid[11] == 0xff;
+        Ok(Self {
+            dgid,
+            sgid,
+            sgid_index: grh.sgid_index,
+            flow_label: grh.flow_label,
+            hop_limit: grh.hop_limit,
+            traffic_class: grh.traffic_class,
+            sl: c.sl,
+            // SAFETY: RoCE attributes use the `roce` member.
+            dmac: unsafe { c.__bindgen_anon_1.roce.dmac },
+            network: if v4_mapped {
+                NetworkType::Ipv4
+            } else {
+                NetworkType::Ipv6
+            },
+        })
+    }
+
+    fn write_to(&self, c: &mut bindings::rdma_ah_attr, port: u32) {
+        c.type_ = bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
+        c.ah_flags = bindings::ib_ah_flags_IB_AH_GRH as u8;
+        c.port_num = port;
+        c.sl = self.sl;
+        c.grh.dgid.raw = self.dgid;
+        c.grh.flow_label = self.flow_label;
+        c.grh.sgid_index = self.sgid_index;
+        c.grh.hop_limit = self.hop_limit;
+        c.grh.traffic_class = self.traffic_class;
+        c.__bindgen_anon_1.roce.dmac = self.dmac;
+    }
+}
+
+/// QP attributes (`struct ib_qp_attr`): the ones a modify sets (named by its mask) or a query
+/// reports.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QpAttr {
+    /// Next state (modify) or current state (query), raw `enum ib_qp_state`.
+    pub(crate) qp_state: u32,
+    /// The state the caller believes the QP is in, raw.
+    pub(crate) cur_qp_state: u32,
+    /// Path MTU, raw `enum ib_mtu`.
+    pub(crate) path_mtu: u32,
+    /// UD Q_Key.
+    pub(crate) qkey: u32,
+    /// Expected PSN of the next request received.
+    pub(crate) rq_psn: u32,
+    /// PSN of the next request sent.
+    pub(crate) sq_psn: u32,
+    /// Remote QP number (RC/UC).
+    pub(crate) dest_qp_num: u32,
+    /// `IB_ACCESS_REMOTE_*` bits.
+    pub(crate) qp_access_flags: u32,
+    /// Capacities (query only).
+    pub(crate) cap: QpCap,
+    /// Primary address vector.
+    pub(crate) av: AddressVector,
+    /// P_Key table index.
+    pub(crate) pkey_index: u16,
+    /// Raise `IB_EVENT_SQ_DRAINED` when entering SQD.
+    pub(crate) en_sqd_async_notify: bool,
+    /// Outstanding RDMA READ/atomic requests as initiator.
+    pub(crate) max_rd_atomic: u8,
+    /// Outstanding RDMA READ/atomic requests as responder.
+    pub(crate) max_dest_rd_atomic: u8,
+    /// RNR NAK timer code sent to requesters.
+    pub(crate) min_rnr_timer: u8,
+    /// Port number.
+    pub(crate) port_num: u32,
+    /// Local ACK timeout code.
+    pub(crate) timeout: u8,
+    /// Retries on timeout.
+    pub(crate) retry_cnt: u8,
+    /// Retries on RNR NAK (7: infinite).
+    pub(crate) rnr_retry: u8,
+    /// SQ drain in progress (query only).
+    pub(crate) sq_draining: bool,
+}
+
+impl QpAttr {
+    /// Reads the fields of `c` that `mask` names.
+    fn from_c(c: &bindings::ib_qp_attr, mask: AttrMask) -> Result<Self> {
+        let mut a = Self::default();
+        let has = |m| mask.contains(m);
+        if has(AttrMask::STATE) {
+            a.qp_state = c.qp_state;
+        }
+        if has(AttrMask::CUR_STATE) {
+            a.cur_qp_state = c.cur_qp_state;
+        }
+        if has(AttrMask::PATH_MTU) {
+            a.path_mtu = c.path_mtu;
+        }
+        if has(AttrMask::QKEY) {
+            a.qkey = c.qkey;
+        }
+        if has(AttrMask::RQ_PSN) {
+            a.rq_psn = c.rq_psn;
+        }
+        if has(AttrMask::SQ_PSN) {
+            a.sq_psn = c.sq_psn;
+        }
+        if has(AttrMask::DEST_QPN) {
+            a.dest_qp_num = c.dest_qp_num;
+        }
+        if has(AttrMask::ACCESS_FLAGS) {
+            a.qp_access_flags = u32::try_from(c.qp_access_flags).map_err(|_| EINVAL)?;
+        }
+        if has(AttrMask::AV) {
+            a.av = AddressVector::from_c(&c.ah_attr)?;
+        }
+        if has(AttrMask::PKEY_INDEX) {
+            a.pkey_index = c.pkey_index;
+        }
+        if has(AttrMask::EN_SQD_ASYNC_NOTIFY) {
+            a.en_sqd_async_notify = c.en_sqd_async_notify != 0;
+        }
+        if has(AttrMask::MAX_QP_RD_ATOMIC) {
+            a.max_rd_atomic = c.max_rd_atomic;
+        }
+        if has(AttrMask::MAX_DEST_RD_ATOMIC) {
+            a.max_dest_rd_atomic = c.max_dest_rd_atomic;
+        }
+        if has(AttrMask::MIN_RNR_TIMER) {
+            a.min_rnr_timer = c.min_rnr_timer;
+        }
+        if has(AttrMask::PORT) {
+            a.port_num = c.port_num;
+        }
+        if has(AttrMask::TIMEOUT) {
+            a.timeout = c.timeout;
+        }
+        if has(AttrMask::RETRY_CNT) {
+            a.retry_cnt = c.retry_cnt;
+        }
+        if has(AttrMask::RNR_RETRY) {
+            a.rnr_retry = c.rnr_retry;
+        }
+        Ok(a)
+    }
+
+    /// Copies the fields `mask` names from `a` (a modify that passed its checks).
+    pub(crate) fn apply(&mut self, a: &QpAttr, mask: AttrMask) {
+        let has = |m| mask.contains(m);
+        if has(AttrMask::PATH_MTU) {
+            self.path_mtu = a.path_mtu;
+        }
+        if has(AttrMask::QKEY) {
+            self.qkey = a.qkey;
+        }
+        if has(AttrMask::RQ_PSN) {
+            self.rq_psn = a.rq_psn;
+        }
+        if has(AttrMask::SQ_PSN) {
+            self.sq_psn = a.sq_psn;
+        }
+        if has(AttrMask::DEST_QPN) {
+            self.dest_qp_num = a.dest_qp_num;
+        }
+        if has(AttrMask::ACCESS_FLAGS) {
+            self.qp_access_flags = a.qp_access_flags;
+        }
+        if has(AttrMask::AV) {
+            self.av = a.av;
+        }
+        if has(AttrMask::PKEY_INDEX) {
+            self.pkey_index = a.pkey_index;
+        }
+        if has(AttrMask::EN_SQD_ASYNC_NOTIFY) {
+            self.en_sqd_async_notify = a.en_sqd_async_notify;
+        }
+        if has(AttrMask::MAX_QP_RD_ATOMIC) {
+            self.max_rd_atomic = a.max_rd_atomic;
+        }
+        if has(AttrMask::MAX_DEST_RD_ATOMIC) {
+            self.max_dest_rd_atomic = a.max_dest_rd_atomic;
+        }
+        if has(AttrMask::MIN_RNR_TIMER) {
+            self.min_rnr_timer = a.min_rnr_timer;
+        }
+        if has(AttrMask::PORT) {
+            self.port_num = a.port_num;
+        }
+        if has(AttrMask::TIMEOUT) {
+            self.timeout = a.timeout;
+        }
+        if has(AttrMask::RETRY_CNT) {
+            self.retry_cnt = a.retry_cnt;
+        }
+        if has(AttrMask::RNR_RETRY) {
+            self.rnr_retry = a.rnr_retry;
+        }
+    }
+
+    /// Writes a full query result.
+    fn write_to(&self, c: &mut bindings::ib_qp_attr) {
+        c.qp_state = self.qp_state;
+        c.cur_qp_state = self.qp_state;
+        c.path_mtu = self.path_mtu;
+        c.path_mig_state = bindings::ib_mig_state_IB_MIG_MIGRATED;
+        c.qkey = self.qkey;
+        c.rq_psn = self.rq_psn;
+        c.sq_psn = self.sq_psn;
+        c.dest_qp_num = self.dest_qp_num;
+        c.qp_access_flags = i32::try_from(self.qp_access_flags).unwrap_or(0);
+        self.cap.write_to(&mut c.cap);
+        self.av.write_to(&mut c.ah_attr, self.port_num);
+        c.pkey_index = self.pkey_index;
+        c.en_sqd_async_notify = u8::from(self.en_sqd_async_notify);
+        c.sq_draining = u8::from(self.sq_draining);
+        c.max_rd_atomic = self.max_rd_atomic;
+        c.max_dest_rd_atomic = self.max_dest_rd_atomic;
+        c.min_rnr_timer = self.min_rnr_timer;
+        c.port_num = self.port_num;
+        c.timeout = self.timeout;
+        c.retry_cnt = self.retry_cnt;
+        c.rnr_retry = self.rnr_retry;
+    }
+}
+
+/// What `query_qp` reports.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QpQuery {
+    /// Current attributes.
+    pub(crate) attr: QpAttr,
+    /// The creation attributes reported back (capacities and signalling).
+    pub(crate) init_cap: QpCap,
+    /// Every send WR generates a completion.
+    pub(crate) sq_sig_all: bool,
+}
+
+/// Converts the C view for the trampolines in `ops.rs`.
+pub(super) fn init_from_c(c: &bindings::ib_qp_init_attr) -> QpInit {
+    QpInit::from_c(c)
+}
+
+/// Converts the C view for the trampolines in `ops.rs`.
+pub(super) fn attr_from_c(c: &bindings::ib_qp_attr, mask: AttrMask) -> Result<QpAttr> {
+    QpAttr::from_c(c, mask)
+}
+
+/// Writes a query result for the trampolines in `ops.rs`.
+pub(super) fn write_query(
+    q: &QpQuery,
+    attr: &mut bindings::ib_qp_attr,
+    init: &mut bindings::ib_qp_init_attr,
+) {
+    q.attr.write_to(attr);
+    q.init_cap.write_to(&mut init.cap);
+    q.init_cap.write_to(&mut attr.cap);
+    init.sq_sig_type = if q.sq_sig_all {
+        bindings::ib_sig_type_IB_SIGNAL_ALL_WR
+    } else {
+        bindings::ib_sig_type_IB_SIGNAL_REQ_WR
+    };
+}
+
+/// Writes the rounded capacities back to the creation attributes (copied to user space by the
+/// core).
+pub(super) fn write_caps(cap: &QpCap, init: &mut bindings::ib_qp_init_attr) {
+    cap.write_to(&mut init.cap);
+}
