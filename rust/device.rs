@@ -14,9 +14,16 @@ use crate::{
         NotifyFlags,
         PortAttr,
         PortState,
+        Qp,
+        QpAttr,
+        QpInit,
+        QpQuery,
         Udata, //
     },
+    index::IndexPool,
     limits,
+    proto::qp_state::AttrMask,
+    qp::RrxeQp,
 };
 use kernel::{
     prelude::*,
@@ -24,6 +31,7 @@ use kernel::{
         Atomic,
         Relaxed, //
     },
+    sync::Arc,
 };
 
 /// The driver data of an rrxe RDMA device (the `rxe_dev` analogue).
@@ -34,15 +42,26 @@ pub(crate) struct RrxeDevice {
     guid: u64,
     /// Whether port 1 was last reported active; netdev events only report real changes.
     port_active: Atomic<bool>,
+    /// QP numbers.
+    qpns: Arc<IndexPool>,
 }
 
 impl RrxeDevice {
     /// The data of a new device on a netdev with MAC-derived `guid` and link state `running`.
     pub(crate) fn new(guid: u64, running: bool) -> impl PinInit<Self, Error> {
-        Ok::<_, Error>(Self {
+        try_init!(Self {
             guid,
             port_active: Atomic::new(running),
-        })
+            qpns: Arc::pin_init(
+                IndexPool::new(limits::MIN_QP_INDEX, limits::MAX_QP_INDEX),
+                GFP_KERNEL
+            )?,
+        }? Error)
+    }
+
+    /// The pool of QP numbers.
+    pub(crate) fn qpn_pool(&self) -> &Arc<IndexPool> {
+        &self.qpns
     }
 
     /// Records the port state; returns whether it changed.
@@ -102,5 +121,27 @@ impl ib::DeviceOps for RrxeDevice {
 
     fn req_notify_cq(cq: &Cq<Self>, flags: NotifyFlags) -> bool {
         RrxeCq::req_notify(cq, flags)
+    }
+
+    type Qp = RrxeQp;
+
+    fn create_qp(
+        dev: &Device<Self>,
+        init: &mut QpInit,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<RrxeQp> {
+        RrxeQp::create(dev, init, udata)
+    }
+
+    fn qp_num(qp: &RrxeQp) -> u32 {
+        qp.qpn()
+    }
+
+    fn modify_qp(qp: &Qp<Self>, attr: &QpAttr, mask: AttrMask) -> Result {
+        RrxeQp::modify(qp, attr, mask)
+    }
+
+    fn query_qp(qp: &Qp<Self>) -> QpQuery {
+        RrxeQp::query(qp)
     }
 }

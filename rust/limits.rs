@@ -26,6 +26,15 @@ pub(crate) const MAX_SGE: u32 = 32;
 /// UDP 8 + BTH 12 + the largest extension 16 + ICRC 4), subtracted from the netdev MTU.
 pub(crate) const MAX_HDR_LENGTH: u32 = 80;
 
+/// Work requests per send or receive queue.
+pub(crate) const MAX_QP_WR: u32 = DEFAULT_MAX;
+
+/// Largest QP index (QPNs are 24-bit; rxe hands out 16..2^20).
+pub(crate) const MAX_QP_INDEX: u32 = DEFAULT_MAX;
+
+/// Outstanding RDMA READ/atomic operations per QP, either side.
+pub(crate) const MAX_QP_RD_ATOM: u32 = 128;
+
 /// Completions per CQ.
 pub(crate) const MAX_CQE: u32 = (1 << 15) - 1;
 
@@ -52,7 +61,7 @@ pub(crate) fn device_attr(guid: u64) -> DeviceAttr {
         page_size_cap: 0xffff_f000,
         vendor_id: VENDOR_ID,
         max_qp: DEFAULT_MAX - MIN_QP_INDEX,
-        max_qp_wr: DEFAULT_MAX,
+        max_qp_wr: MAX_QP_WR,
         device_cap_flags: device_cap::BAD_PKEY_CNTR
             | device_cap::BAD_QKEY_CNTR
             | device_cap::AUTO_PATH_MIG
@@ -77,9 +86,9 @@ pub(crate) fn device_attr(guid: u64) -> DeviceAttr {
         max_mr: MAX_MR_INDEX - 1,
         max_mw: DEFAULT_MAX - (MAX_MR_INDEX + 1),
         max_pd: DEFAULT_MAX,
-        max_qp_rd_atom: 128,
+        max_qp_rd_atom: MAX_QP_RD_ATOM,
         max_res_rd_atom: 0x3f000,
-        max_qp_init_rd_atom: 128,
+        max_qp_init_rd_atom: MAX_QP_RD_ATOM,
         atomic_cap: Some(AtomicCap::Hca),
         max_mcast_grp: 8192,
         max_mcast_qp_attach: 56,

@@ -31,11 +31,15 @@ mod cq;
 #[deny(unsafe_code)]
 mod device;
 #[deny(unsafe_code)]
+mod index;
+#[deny(unsafe_code)]
 mod limits;
 #[deny(unsafe_code)]
 mod link;
 #[deny(unsafe_code)]
 mod module;
+#[deny(unsafe_code)]
+mod qp;
 #[deny(unsafe_code)]
 mod queue;
 

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Queue pairs: creation with rxe's capability rounding and mmap'ed send/receive rings, and the
+//! IBA state machine of `modify_qp` (`proto::qp_state`), enforced for user and kernel callers
+//! alike, leaving the QP unchanged on any error.
+//!
+//! Lock: `inner` (a spinlock) holds the state and attributes; modify, query and, later, the
+//! data path take it briefly and never sleep under it.
+
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        Device,
+        MmapHandle,
+        Qp,
+        QpAttr,
+        QpCap,
+        QpInit,
+        QpQuery,
+        Udata, //
+    },
+    index::IndexPool,
+    kernel_ext::eopnotsupp,
+    limits,
+    proto::{
+        qp_state::{
+            self,
+            AttrMask,
+            QpAttrError,
+            QpState,
+            QpStateError,
+            QpType, //
+        },
+        ring::{
+            self,
+            RingGeometry, //
+        },
+    },
+    queue::{
+        ring_errno,
+        SharedRing, //
+    },
+};
+use kernel::{
+    new_spinlock,
+    prelude::*,
+    sync::{
+        Arc,
+        SpinLock, //
+    },
+};
+
+/// A QP number taken from the device's pool, returned when the QP is destroyed.
+struct Qpn {
+    pool: Arc<IndexPool>,
+    qpn: u32,
+}
+
+impl Drop for Qpn {
+    fn drop(&mut self) {
+        self.pool.free(self.qpn);
+    }
+}
+
+/// State and attributes, under the QP lock.
+struct QpInner {
+    state: QpState,
+    attr: QpAttr,
+}
+
+/// One of the QP's rings and, for user QPs, its published mmap entry.
+struct QueueRing {
+    _ring: SharedRing,
+    _mmap: Option<MmapHandle>,
+}
+
+/// The driver data of a queue pair (the `rxe_qp` analogue).
+pub(crate) struct RrxeQp {
+    qpn: Qpn,
+    qp_type: QpType,
+    /// Granted capacities.
+    cap: QpCap,
+    sq_sig_all: bool,
+    inner: Pin<KBox<SpinLock<QpInner>>>,
+    _sq: QueueRing,
+    /// `None` with an SRQ.
+    _rq: Option<QueueRing>,
+}
+
+/// Why a modify failed, for the kernel log, then `EINVAL`.
+fn state_errno(qpn: u32, e: QpStateError) -> Error {
+    pr_debug!("qp {}: modify refused: {:?}\n", qpn, e);
+    EINVAL
+}
+
+fn attr_errno(qpn: u32, e: QpAttrError) -> Error {
+    pr_debug!("qp {}: bad attribute: {:?}\n", qpn, e);
+    EINVAL
+}
+
+/// Allocates a ring and publishes it to user space when there is a user.
+fn new_ring(geo: RingGeometry, udata: Option<&mut Udata<'_>>) -> Result<(QueueRing, [u8; 16])> {
+    let ring = SharedRing::new(geo)?;
+    let (mmap, info) = match udata {
+        Some(u) => {
+            let h = u.publish(ring.buf().clone())?;
+            let info = h.info().to_bytes();
+            (Some(h), info)
+        }
+        None => (None, [0; 16]),
+    };
+    Ok((
+        QueueRing {
+            _ring: ring,
+            _mmap: mmap,
+        },
+        info,
+    ))
+}
+
+impl RrxeQp {
+    /// Creates a QP: checks the type and capabilities, rounds them as rxe does, allocates the
+    /// rings and, for user QPs, answers with `struct rxe_create_qp_resp` (RQ then SQ `mminfo`).
+    pub(crate) fn create(
+        dev: &Device<RrxeDevice>,
+        init: &mut QpInit,
+        mut udata: Option<&mut Udata<'_>>,
+    ) -> Result<Self> {
+        let qp_type = match init.qp_type {
+            Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
+            // GSI needs the kernel verbs data path; SMI does not exist on RoCE.
+            Some(QpType::Gsi) | Some(QpType::Smi) | None => return Err(eopnotsupp()),
+        };
+        if init.create_flags != 0 {
+            return Err(eopnotsupp());
+        }
+        if let Some(u) = udata.as_deref() {
+            // librxe sends no driver data with create_qp.
+            if u.inlen() != 0 {
+                return Err(EINVAL);
+            }
+        }
+        let cap = init.cap;
+        if cap.max_send_wr > limits::MAX_QP_WR
+            || (!init.has_srq
+                && (cap.max_recv_wr > limits::MAX_QP_WR || cap.max_recv_sge > limits::MAX_SGE))
+        {
+            return Err(EINVAL);
+        }
+        let send =
+            ring::round_send_caps(cap.max_send_sge, cap.max_inline_data).map_err(ring_errno)?;
+        let sq_geo =
+            RingGeometry::new_allow_empty(cap.max_send_wr, send.wqe_size, limits::MAX_QP_WR)
+                .map_err(ring_errno)?;
+        let (sq, sq_info) = new_ring(sq_geo, udata.as_deref_mut())?;
+        let mut granted = QpCap {
+            max_send_wr: sq_geo.capacity(),
+            max_send_sge: send.max_sge,
+            max_inline_data: send.max_inline,
+            ..QpCap::default()
+        };
+        let (rq, rq_info) = if init.has_srq {
+            (None, [0; 16])
+        } else {
+            let size = ring::recv_wqe_size(cap.max_recv_sge).ok_or(EINVAL)?;
+            let rq_geo = RingGeometry::new_allow_empty(cap.max_recv_wr, size, limits::MAX_QP_WR)
+                .map_err(ring_errno)?;
+            granted.max_recv_wr = rq_geo.capacity();
+            granted.max_recv_sge = cap.max_recv_sge;
+            let (rq, info) = new_ring(rq_geo, udata.as_deref_mut())?;
+            (Some(rq), info)
+        };
+        if let Some(u) = udata {
+            let mut resp = [0u8; 32];
+            resp[..16].copy_from_slice(&rq_info);
+            resp[16..].copy_from_slice(&sq_info);
+            u.respond(&resp)?;
+        }
+        let qpn = Qpn {
+            pool: dev.qpn_pool().clone(),
+            qpn: dev.qpn_pool().alloc()?,
+        };
+        init.cap = granted;
+        let attr = QpAttr {
+            port_num: 1,
+            cap: granted,
+            ..QpAttr::default()
+        };
+        Ok(Self {
+            qpn,
+            qp_type,
+            cap: granted,
+            sq_sig_all: init.sq_sig_all,
+            inner: KBox::pin_init(
+                new_spinlock!(
+                    QpInner {
+                        state: QpState::Reset,
+                        attr
+                    },
+                    "rrxe_qp"
+                ),
+                GFP_KERNEL,
+            )?,
+            _sq: sq,
+            _rq: rq,
+        })
+    }
+
+    /// The QP number.
+    pub(crate) fn qpn(&self) -> u32 {
+        self.qpn.qpn
+    }
+
+    /// Checks the values of the attributes in `mask` (beyond what the state table checks).
+    fn check_values(&self, a: &QpAttr, mask: AttrMask) -> Result {
+        let qpn = self.qpn();
+        let bad = |e| attr_errno(qpn, e);
+        if mask.contains(AttrMask::PORT) && a.port_num != 1 {
+            return Err(EINVAL);
+        }
+        if mask.contains(AttrMask::PKEY_INDEX) && a.pkey_index != 0 {
+            return Err(EINVAL);
+        }
+        if mask.contains(AttrMask::PATH_MTU) {
+            qp_state::check_path_mtu(a.path_mtu, crate::ib::Mtu::Mtu4096.to_raw()).map_err(bad)?;
+        }
+        if mask.contains(AttrMask::TIMEOUT) {
+            qp_state::check_timeout(a.timeout).map_err(bad)?;
+        }
+        if mask.contains(AttrMask::RETRY_CNT) {
+            qp_state::check_retry_cnt(a.retry_cnt).map_err(bad)?;
+        }
+        if mask.contains(AttrMask::RNR_RETRY) {
+            qp_state::check_rnr_retry(a.rnr_retry).map_err(bad)?;
+        }
+        if mask.contains(AttrMask::MIN_RNR_TIMER) {
+            qp_state::check_min_rnr_timer(a.min_rnr_timer).map_err(bad)?;
+        }
+        if mask.contains(AttrMask::MAX_QP_RD_ATOMIC) {
+            qp_state::rd_atomic_depth(a.max_rd_atomic.into(), limits::MAX_QP_RD_ATOM)
+                .map_err(bad)?;
+        }
+        if mask.contains(AttrMask::MAX_DEST_RD_ATOMIC) {
+            qp_state::rd_atomic_depth(a.max_dest_rd_atomic.into(), limits::MAX_QP_RD_ATOM)
+                .map_err(bad)?;
+        }
+        if mask.contains(AttrMask::DEST_QPN) && a.dest_qp_num > 0xff_ffff {
+            return Err(EINVAL);
+        }
+        if mask.contains(AttrMask::AV) && u32::from(a.av.sgid_index) >= limits::GID_TABLE_LEN {
+            return Err(EINVAL);
+        }
+        Ok(())
+    }
+
+    /// Modify QP: resolves and checks the transition and the attribute values, then applies
+    /// them; on any error nothing changes.
+    pub(crate) fn modify(qp: &Qp<RrxeDevice>, a: &QpAttr, mask: AttrMask) -> Result {
+        let qpn = qp.qpn();
+        if !mask.unsupported().is_empty() {
+            return Err(eopnotsupp());
+        }
+        qp.check_values(a, mask)?;
+        let mut inner = qp.inner.lock();
+        let (cur, next) = qp_state::resolve_states(inner.state, mask, a.cur_qp_state, a.qp_state)
+            .map_err(|e| state_errno(qpn, e))?;
+        qp_state::check_transition(cur, next, qp.qp_type, mask).map_err(|e| state_errno(qpn, e))?;
+        qp_state::check_sq_drain(cur, next, mask, inner.attr.sq_draining)
+            .map_err(|e| state_errno(qpn, e))?;
+        inner.attr.apply(a, mask);
+        // PSNs are 24-bit on the wire.
+        inner.attr.sq_psn &= 0xff_ffff;
+        inner.attr.rq_psn &= 0xff_ffff;
+        inner.state = next;
+        inner.attr.qp_state = next.to_raw();
+        Ok(())
+    }
+
+    /// Query QP.
+    pub(crate) fn query(qp: &Qp<RrxeDevice>) -> QpQuery {
+        let inner = qp.inner.lock();
+        let mut attr = inner.attr;
+        attr.qp_state = inner.state.to_raw();
+        attr.cap = qp.cap;
+        QpQuery {
+            attr,
+            init_cap: qp.cap,
+            sq_sig_all: qp.sq_sig_all,
+        }
+    }
+}
