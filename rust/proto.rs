@@ -26,6 +26,8 @@ pub(crate) mod psn;
 pub(crate) mod qp_state;
 #[path = "proto/ring.rs"]
 pub(crate) mod ring;
+#[path = "proto/wqe.rs"]
+pub(crate) mod wqe;
 
 /// Why a buffer could not be parsed as, or filled with, RoCEv2 headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

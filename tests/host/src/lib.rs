@@ -27,3 +27,5 @@ mod tests_psn;
 mod tests_qp_state;
 #[cfg(test)]
 mod tests_ring;
+#[cfg(test)]
+mod tests_wqe;

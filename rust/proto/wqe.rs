@@ -1,0 +1,835 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Validation of the work queue entries user space posts and encoding of the completions it reads.
+//!
+//! The stock rdma-core rxe provider writes send WQEs (`struct rxe_send_wqe`: a 208-byte fixed part
+//! followed by a scatter/gather list or inline data) and receive WQEs (`struct rxe_recv_wqe`: 40
+//! bytes followed by a scatter/gather list) into rings shared with the kernel, and reads each
+//! completion as a raw 48-byte `struct ib_uverbs_wc`. Every WQE is hostile input: user space can
+//! change a slot at any time, so the kernel copies the slot into private memory first and parses
+//! the copy exactly once with [`parse_send_wqe`] or [`parse_recv_wqe`]. The parsers never allocate
+//! and never panic; they return offsets into the copy instead of copying scatter/gather lists.
+//!
+//! The uABI is native endian and rrxe only supports little-endian targets (x86_64 and arm64), so
+//! every field is read and written with `from_le_bytes` and `to_le_bytes`. The fields the C driver
+//! keeps in the WQE for itself (`status`, `state`, `mask`, the PSNs, `ssn`, `dma.resid`,
+//! `dma.cur_sge`, `dma.sge_offset`) are ignored: rrxe keeps that state privately. All values are
+//! those of `include/uapi/rdma/rdma_user_rxe.h`, `ib_user_verbs.h` and `include/rdma/ib_verbs.h`.
+
+use super::qp_state::QpType;
+
+/// Size of the fixed part of a send WQE (`struct rxe_send_wqe`); the variable part follows.
+pub(crate) const SEND_WQE_HDR_LEN: usize = 208;
+/// Size of the fixed part of a receive WQE (`struct rxe_recv_wqe`); the SGE list follows.
+pub(crate) const RECV_WQE_HDR_LEN: usize = 40;
+/// Size of one scatter/gather entry (`struct rxe_sge`): `u64 addr`, `u32 length`, `u32 lkey`.
+pub(crate) const SGE_LEN: usize = 16;
+/// Size of one completion as user space reads it (`struct ib_uverbs_wc`).
+pub(crate) const CQE_LEN: usize = 48;
+/// The longest message rxe sends (`RXE_PORT_MAX_MSG_SZ`, 2 GiB).
+pub(crate) const MAX_MSG_SIZE: u32 = 1 << 31;
+/// The largest queue pair number, which is a 24-bit field on the wire.
+pub(crate) const MAX_QPN: u32 = 0x00ff_ffff;
+
+/// Offset of the `u64 wr_id`, in send and receive WQEs alike.
+pub(crate) const OFF_WR_ID: usize = 0;
+/// Offset of the send WQE's `u32 opcode` (`enum ib_wr_opcode`).
+pub(crate) const OFF_OPCODE: usize = 12;
+/// Offset of the send WQE's `u32 send_flags`.
+pub(crate) const OFF_SEND_FLAGS: usize = 16;
+/// Offset of the `ex` word: big-endian immediate data or an rkey to invalidate.
+pub(crate) const OFF_EX: usize = 20;
+/// Offset of the `u64 remote_addr` of `wr.rdma`, `wr.atomic` and `wr.flush`, and of `wr.mw.addr`.
+pub(crate) const OFF_REMOTE_ADDR: usize = 24;
+/// Offset of `wr.rdma.rkey`, also used by `IB_WR_ATOMIC_WRITE`.
+pub(crate) const OFF_RDMA_RKEY: usize = 32;
+/// Offset of the `u64 wr.atomic.compare_add` (the compare value, or the value to add).
+pub(crate) const OFF_ATOMIC_COMPARE_ADD: usize = 32;
+/// Offset of the `u64 wr.atomic.swap`.
+pub(crate) const OFF_ATOMIC_SWAP: usize = 40;
+/// Offset of `wr.atomic.rkey`.
+pub(crate) const OFF_ATOMIC_RKEY: usize = 48;
+/// Offset of `wr.ud.remote_qpn`.
+pub(crate) const OFF_UD_REMOTE_QPN: usize = 24;
+/// Offset of `wr.ud.remote_qkey`.
+pub(crate) const OFF_UD_REMOTE_QKEY: usize = 28;
+/// Offset of the `u16 wr.ud.pkey_index`.
+pub(crate) const OFF_UD_PKEY_INDEX: usize = 32;
+/// Offset of `wr.ud.ah_num`, the kernel address handle index (the legacy `wr.ud.av` is unused).
+pub(crate) const OFF_UD_AH_NUM: usize = 36;
+/// Offset of the `u64 wr.mw.length`.
+pub(crate) const OFF_MW_LENGTH: usize = 32;
+/// Offset of `wr.mw.mr_lkey`, the memory region the window is bound to.
+pub(crate) const OFF_MW_MR_LKEY: usize = 40;
+/// Offset of `wr.mw.mw_rkey`, the window's current rkey.
+pub(crate) const OFF_MW_MW_RKEY: usize = 44;
+/// Offset of `wr.mw.rkey`, the window's new rkey.
+pub(crate) const OFF_MW_RKEY: usize = 48;
+/// Offset of `wr.mw.access`, the window's access flags.
+pub(crate) const OFF_MW_ACCESS: usize = 52;
+/// Offset of `wr.flush.rkey` (`wr.flush.length` at 32 is unused: the length is `dma.length`).
+pub(crate) const OFF_FLUSH_RKEY: usize = 36;
+/// Offset of the `u8 wr.flush.type`, the placement type.
+pub(crate) const OFF_FLUSH_TYPE: usize = 40;
+/// Offset of the `u8 wr.flush.level`, the selectivity level.
+pub(crate) const OFF_FLUSH_LEVEL: usize = 41;
+/// Offset of the `u64 iova`, the remote address the C requester puts on the wire.
+pub(crate) const OFF_IOVA: usize = 152;
+/// Offset of the send WQE's `dma.length`, the message length.
+pub(crate) const OFF_DMA_LENGTH: usize = 184;
+/// Offset of the send WQE's `dma.num_sge`.
+pub(crate) const OFF_DMA_NUM_SGE: usize = 196;
+/// Offset of the receive WQE's `dma.length`.
+pub(crate) const OFF_RECV_DMA_LENGTH: usize = 16;
+/// Offset of the receive WQE's `dma.num_sge`.
+pub(crate) const OFF_RECV_DMA_NUM_SGE: usize = 28;
+
+/// A send opcode rrxe accepts from user space, numbered as `enum ib_wr_opcode`.
+///
+/// `IB_WR_LSO` (10), `IB_WR_RDMA_READ_WITH_INV` (11), the masked atomics (12, 13) and all other
+/// values are rejected, `IB_WR_REG_MR` (0x20) in particular: it carries a kernel pointer.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum WrOpcode {
+    /// `IB_WR_RDMA_WRITE`.
+    RdmaWrite = 0,
+    /// `IB_WR_RDMA_WRITE_WITH_IMM`.
+    RdmaWriteWithImm = 1,
+    /// `IB_WR_SEND`.
+    Send = 2,
+    /// `IB_WR_SEND_WITH_IMM`.
+    SendWithImm = 3,
+    /// `IB_WR_RDMA_READ`.
+    RdmaRead = 4,
+    /// `IB_WR_ATOMIC_CMP_AND_SWP`.
+    AtomicCmpAndSwp = 5,
+    /// `IB_WR_ATOMIC_FETCH_AND_ADD`.
+    AtomicFetchAndAdd = 6,
+    /// `IB_WR_LOCAL_INV`, a local operation; the rkey is in the `ex` word.
+    LocalInv = 7,
+    /// `IB_WR_BIND_MW`, a local operation.
+    BindMw = 8,
+    /// `IB_WR_SEND_WITH_INV`; the rkey the responder invalidates is in the `ex` word.
+    SendWithInv = 9,
+    /// `IB_WR_FLUSH`.
+    Flush = 14,
+    /// `IB_WR_ATOMIC_WRITE`.
+    AtomicWrite = 15,
+}
+
+impl WrOpcode {
+    /// Returns the opcode whose `enum ib_wr_opcode` value is `raw`, or `None`.
+    pub(crate) const fn from_raw(raw: u32) -> Option<Self> {
+        Some(match raw {
+            0 => Self::RdmaWrite,
+            1 => Self::RdmaWriteWithImm,
+            2 => Self::Send,
+            3 => Self::SendWithImm,
+            4 => Self::RdmaRead,
+            5 => Self::AtomicCmpAndSwp,
+            6 => Self::AtomicFetchAndAdd,
+            7 => Self::LocalInv,
+            8 => Self::BindMw,
+            9 => Self::SendWithInv,
+            14 => Self::Flush,
+            15 => Self::AtomicWrite,
+            _ => return None,
+        })
+    }
+
+    /// Returns the `enum ib_wr_opcode` value of this opcode.
+    pub(crate) const fn to_raw(self) -> u32 {
+        self as u32
+    }
+}
+
+/// Returns whether a queue pair of type `qp` may execute `op`.
+///
+/// This is rxe's `rxe_wr_opcode_info` table narrowed to what its requester can execute. The table
+/// also allows `IB_WR_SEND_WITH_INV` on UC and UD and `IB_WR_RDMA_READ_WITH_INV` on RC, but the
+/// IBA defines no such UC or UD packet and rxe's `next_opcode` generates none for either, so C rxe
+/// fails them later with `IB_WC_LOC_QP_OP_ERR`, the status rejecting them here reports too.
+/// `IB_WR_LOCAL_INV` stays RC-only as in rxe, although the IBA would allow it on UC as well.
+pub(crate) const fn allowed(op: WrOpcode, qp: QpType) -> bool {
+    match op {
+        WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm | WrOpcode::BindMw => {
+            matches!(qp, QpType::Rc | QpType::Uc)
+        }
+        WrOpcode::Send | WrOpcode::SendWithImm => {
+            matches!(qp, QpType::Rc | QpType::Uc | QpType::Ud | QpType::Gsi)
+        }
+        WrOpcode::SendWithInv
+        | WrOpcode::RdmaRead
+        | WrOpcode::AtomicCmpAndSwp
+        | WrOpcode::AtomicFetchAndAdd
+        | WrOpcode::LocalInv
+        | WrOpcode::Flush
+        | WrOpcode::AtomicWrite => matches!(qp, QpType::Rc),
+    }
+}
+
+/// The `send_flags` of a send WQE (`enum ib_send_flags`); unknown bits are kept and ignored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct SendFlags(pub(crate) u32);
+
+impl SendFlags {
+    /// `IB_SEND_FENCE`: wait for earlier reads and atomics to complete.
+    pub(crate) const FENCE: u32 = 1;
+    /// `IB_SEND_SIGNALED`: generate a completion on success.
+    pub(crate) const SIGNALED: u32 = 1 << 1;
+    /// `IB_SEND_SOLICITED`: set the solicited event bit of the last packet.
+    pub(crate) const SOLICITED: u32 = 1 << 2;
+    /// `IB_SEND_INLINE`: the payload is in the WQE rather than behind an SGE list.
+    pub(crate) const INLINE: u32 = 1 << 3;
+
+    /// Returns whether every bit of `flag` is set.
+    pub(crate) const fn contains(self, flag: u32) -> bool {
+        self.0 & flag == flag
+    }
+}
+
+/// The opcode-specific part of a send WQE (the `wr` union); remote addresses are in
+/// [`SendWqe::iova`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WrDetail {
+    /// No union member is used (sends on connected queue pairs and local invalidate).
+    None,
+    /// RDMA write, RDMA read and atomic write.
+    Rdma {
+        /// Remote key.
+        rkey: u32,
+    },
+    /// Compare-and-swap and fetch-and-add.
+    Atomic {
+        /// The compare value, or the value to add.
+        compare_add: u64,
+        /// The swap value (unused by fetch-and-add).
+        swap: u64,
+        /// Remote key.
+        rkey: u32,
+    },
+    /// Sends on UD and GSI queue pairs: the destination.
+    Ud {
+        /// Destination queue pair number, at most 24 bits.
+        remote_qpn: u32,
+        /// Q_Key (the requester substitutes the queue pair's own when the top bit is set).
+        remote_qkey: u32,
+        /// P_Key index (only the C driver's GSI path uses it).
+        pkey_index: u16,
+        /// Index of a kernel address handle, never zero.
+        ah_num: u32,
+    },
+    /// Memory window bind.
+    Mw {
+        /// Start address of the window.
+        addr: u64,
+        /// Length of the window.
+        length: u64,
+        /// Local key of the memory region the window is bound to.
+        mr_lkey: u32,
+        /// The window's current rkey.
+        mw_rkey: u32,
+        /// The window's new rkey.
+        rkey: u32,
+        /// Access flags of the window.
+        access: u32,
+    },
+    /// Flush of the remote range of [`SendWqe::length`] bytes at [`SendWqe::iova`].
+    Flush {
+        /// Remote key.
+        rkey: u32,
+        /// Placement type bits of the FETH.
+        kind: u8,
+        /// Selectivity level of the FETH.
+        level: u8,
+    },
+}
+
+/// Where the local data of a WQE lies, as offsets into the copied slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Payload {
+    /// No local data (local operations and flush).
+    None,
+    /// `len` bytes at byte `start` of the slot: inline data, or the atomic-write operand.
+    Inline {
+        /// Offset of the first byte.
+        start: usize,
+        /// Number of bytes.
+        len: usize,
+    },
+    /// `count` scatter/gather entries starting at byte `start` of the slot.
+    Sges {
+        /// Offset of the first entry.
+        start: usize,
+        /// Number of entries.
+        count: u32,
+    },
+}
+
+impl Payload {
+    /// Returns the bytes of the slot the payload occupies; empty for [`Payload::None`].
+    pub(crate) fn byte_range(&self) -> core::ops::Range<usize> {
+        let (start, len) = match *self {
+            Self::None => (0, 0),
+            Self::Inline { start, len } => (start, len),
+            Self::Sges { start, count } => (start, sge_bytes(count).unwrap_or(usize::MAX)),
+        };
+        start..start.saturating_add(len)
+    }
+}
+
+/// One scatter/gather entry (`struct rxe_sge`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sge {
+    /// Local virtual address.
+    pub(crate) addr: u64,
+    /// Length in bytes.
+    pub(crate) length: u32,
+    /// Local key of the memory region.
+    pub(crate) lkey: u32,
+}
+
+/// A validated send WQE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SendWqe {
+    /// The caller's work request id, returned in the completion.
+    pub(crate) wr_id: u64,
+    /// The operation, allowed for the queue pair type.
+    pub(crate) opcode: WrOpcode,
+    /// The send flags.
+    pub(crate) flags: SendFlags,
+    /// The `ex` word: immediate data (whose `to_le_bytes` are the wire bytes) or an rkey.
+    pub(crate) ex: u32,
+    /// The opcode-specific fields.
+    pub(crate) detail: WrDetail,
+    /// Remote start address of RDMA, atomic and flush operations; zero for the others.
+    pub(crate) iova: u64,
+    /// Message length: SGE sum, inline length, 8 for atomic write, flush length, or zero.
+    pub(crate) length: u32,
+    /// Number of scatter/gather entries; zero unless the payload is [`Payload::Sges`].
+    pub(crate) num_sge: u32,
+    /// Where the local data is.
+    pub(crate) payload: Payload,
+}
+
+/// A validated receive WQE; its scatter/gather entries start at [`RECV_WQE_HDR_LEN`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RecvWqe {
+    /// The caller's work request id, returned in the completion.
+    pub(crate) wr_id: u64,
+    /// Total length of the buffers, the checked sum of the SGE lengths.
+    pub(crate) length: u32,
+    /// Number of scatter/gather entries.
+    pub(crate) num_sge: u32,
+}
+
+/// Why a WQE was rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WqeError {
+    /// The slot ends before the fixed part, the SGE list or the inline data it claims.
+    Truncated,
+    /// The opcode is unknown or never accepted from user space.
+    BadOpcode,
+    /// The opcode is not allowed for the queue pair type.
+    OpcodeNotAllowed,
+    /// The inline flag is set on an opcode without outgoing data (RDMA read, atomics).
+    InlineNotAllowed,
+    /// More scatter/gather entries than the queue's `max_sge`.
+    TooManySge,
+    /// More inline data than the queue's `max_inline`.
+    InlineTooLong,
+    /// The SGE lengths overflow a `u32`.
+    LengthOverflow,
+    /// `dma.length` differs from the sum of the SGE lengths (or is not 8 for an atomic write).
+    LengthMismatch,
+    /// The message is longer than [`MAX_MSG_SIZE`].
+    MessageTooLong,
+    /// A compare-and-swap or fetch-and-add has less than 8 bytes of local buffer.
+    AtomicLength,
+    /// A compare-and-swap or fetch-and-add remote address is not 8-byte aligned.
+    Misaligned,
+    /// `iova` differs from the remote address in the `wr` union.
+    AddressMismatch,
+    /// A UD or GSI send has no kernel address handle (`ah_num` is zero).
+    NoAddressHandle,
+    /// A UD or GSI destination QPN does not fit in 24 bits.
+    QpnRange,
+}
+
+impl WqeError {
+    /// Returns the status of the error completion to report for the rejected WQE.
+    pub(crate) const fn wc_status(self) -> WcStatus {
+        match self {
+            Self::InlineTooLong
+            | Self::LengthOverflow
+            | Self::LengthMismatch
+            | Self::MessageTooLong
+            | Self::AtomicLength => WcStatus::LocLenErr,
+            _ => WcStatus::LocQpOpErr,
+        }
+    }
+}
+
+/// The result of validating the local data of a WQE.
+type WqeResult = Result<Payload, WqeError>;
+
+/// Reads `N` bytes at `off` of `buf`, or `None` when they are not all inside it.
+fn le<const N: usize>(buf: &[u8], off: usize) -> Option<[u8; N]> {
+    buf.get(off..off.checked_add(N)?)?.try_into().ok()
+}
+
+/// Reads a `u64` at `off`, or zero past the end (callers check the length first).
+fn rd64(buf: &[u8], off: usize) -> u64 {
+    u64::from_le_bytes(le(buf, off).unwrap_or_default())
+}
+
+/// Reads a `u32` at `off`, or zero past the end (callers check the length first).
+fn rd32(buf: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes(le(buf, off).unwrap_or_default())
+}
+
+/// Reads a `u16` at `off`, or zero past the end (callers check the length first).
+fn rd16(buf: &[u8], off: usize) -> u16 {
+    u16::from_le_bytes(le(buf, off).unwrap_or_default())
+}
+
+/// Returns the size in bytes of `count` scatter/gather entries, or `None` on overflow.
+fn sge_bytes(count: u32) -> Option<usize> {
+    usize::try_from(count).ok()?.checked_mul(SGE_LEN)
+}
+
+/// Returns entry `i` of the `count` SGEs at byte `start` of `slot`, if it is inside both.
+fn sge_at(slot: &[u8], start: usize, count: u32, i: u32) -> Option<Sge> {
+    let off = sge_bytes(i)?.checked_add(start)?;
+    (i < count).then_some(Sge {
+        addr: u64::from_le_bytes(le(slot, off)?),
+        length: u32::from_le_bytes(le(slot, off.checked_add(8)?)?),
+        lkey: u32::from_le_bytes(le(slot, off.checked_add(12)?)?),
+    })
+}
+
+/// Checks that `num` SGEs at `start` are at most `max`, lie inside `slot` and have lengths that
+/// sum, without overflow, to exactly `dma_length`; returns them as a [`Payload::Sges`].
+fn check_sges(slot: &[u8], start: usize, num: u32, max: u32, dma_length: u32) -> WqeResult {
+    if num > max {
+        return Err(WqeError::TooManySge);
+    }
+    let end = sge_bytes(num).and_then(|n| n.checked_add(start));
+    if end.is_none_or(|end| end > slot.len()) {
+        return Err(WqeError::Truncated);
+    }
+    let mut sum: u32 = 0;
+    for i in 0..num {
+        let sge = sge_at(slot, start, num, i).ok_or(WqeError::Truncated)?;
+        sum = sum
+            .checked_add(sge.length)
+            .ok_or(WqeError::LengthOverflow)?;
+    }
+    if sum != dma_length {
+        return Err(WqeError::LengthMismatch);
+    }
+    Ok(Payload::Sges { start, count: num })
+}
+
+/// Returns the `len` bytes after the send WQE's fixed part as a [`Payload::Inline`].
+fn inline_payload(slot: &[u8], len: u32) -> WqeResult {
+    let len = usize::try_from(len).map_err(|_| WqeError::Truncated)?;
+    let end = SEND_WQE_HDR_LEN.checked_add(len);
+    if end.is_none_or(|end| end > slot.len()) {
+        return Err(WqeError::Truncated);
+    }
+    let start = SEND_WQE_HDR_LEN;
+    Ok(Payload::Inline { start, len })
+}
+
+/// Returns the `wr_id` of a send or receive slot, for the error completion of a rejected WQE.
+pub(crate) fn peek_wr_id(slot: &[u8]) -> Option<u64> {
+    le(slot, OFF_WR_ID).map(u64::from_le_bytes)
+}
+
+/// Parses and validates `slot`, the private copy of a send queue slot.
+///
+/// `qp`, `max_sge` and `max_inline` are the queue pair's type and granted capabilities. Local
+/// operations ignore the data fields; flush takes its length from `dma.length` and atomic write
+/// its operand from the 8 bytes after the fixed part, as the provider writes them, whatever
+/// `num_sge` and the inline flag say. Other opcodes use inline data when the flag is set and the
+/// SGE list otherwise, whose lengths must sum to `dma.length` exactly: a provider that disagrees
+/// with itself is rejected rather than believed either way. `iova` must equal the union's remote
+/// address (the provider writes both), so that exactly one remote address exists. Atomics need at
+/// least 8 bytes of local buffer, as the provider checks; the alignment of an atomic write is left
+/// to the responder (IBA A19.4.2), as in C rxe.
+pub(crate) fn parse_send_wqe(
+    slot: &[u8],
+    qp: QpType,
+    max_sge: u32,
+    max_inline: u32,
+) -> Result<SendWqe, WqeError> {
+    if slot.len() < SEND_WQE_HDR_LEN {
+        return Err(WqeError::Truncated);
+    }
+    let opcode = WrOpcode::from_raw(rd32(slot, OFF_OPCODE)).ok_or(WqeError::BadOpcode)?;
+    if !allowed(opcode, qp) {
+        return Err(WqeError::OpcodeNotAllowed);
+    }
+    let flags = SendFlags(rd32(slot, OFF_SEND_FLAGS));
+    let detail = match opcode {
+        WrOpcode::RdmaWrite
+        | WrOpcode::RdmaWriteWithImm
+        | WrOpcode::RdmaRead
+        | WrOpcode::AtomicWrite => WrDetail::Rdma {
+            rkey: rd32(slot, OFF_RDMA_RKEY),
+        },
+        WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd => WrDetail::Atomic {
+            compare_add: rd64(slot, OFF_ATOMIC_COMPARE_ADD),
+            swap: rd64(slot, OFF_ATOMIC_SWAP),
+            rkey: rd32(slot, OFF_ATOMIC_RKEY),
+        },
+        WrOpcode::Flush => WrDetail::Flush {
+            rkey: rd32(slot, OFF_FLUSH_RKEY),
+            kind: slot.get(OFF_FLUSH_TYPE).copied().unwrap_or(0),
+            level: slot.get(OFF_FLUSH_LEVEL).copied().unwrap_or(0),
+        },
+        WrOpcode::BindMw => WrDetail::Mw {
+            addr: rd64(slot, OFF_REMOTE_ADDR),
+            length: rd64(slot, OFF_MW_LENGTH),
+            mr_lkey: rd32(slot, OFF_MW_MR_LKEY),
+            mw_rkey: rd32(slot, OFF_MW_MW_RKEY),
+            rkey: rd32(slot, OFF_MW_RKEY),
+            access: rd32(slot, OFF_MW_ACCESS),
+        },
+        WrOpcode::Send | WrOpcode::SendWithImm if matches!(qp, QpType::Ud | QpType::Gsi) => {
+            WrDetail::Ud {
+                remote_qpn: rd32(slot, OFF_UD_REMOTE_QPN),
+                remote_qkey: rd32(slot, OFF_UD_REMOTE_QKEY),
+                pkey_index: rd16(slot, OFF_UD_PKEY_INDEX),
+                ah_num: rd32(slot, OFF_UD_AH_NUM),
+            }
+        }
+        _ => WrDetail::None,
+    };
+    let remote = matches!(
+        detail,
+        WrDetail::Rdma { .. } | WrDetail::Atomic { .. } | WrDetail::Flush { .. }
+    );
+    let iova = if remote {
+        rd64(slot, OFF_REMOTE_ADDR)
+    } else {
+        0
+    };
+    if remote && rd64(slot, OFF_IOVA) != iova {
+        return Err(WqeError::AddressMismatch);
+    }
+    let atomic = matches!(detail, WrDetail::Atomic { .. });
+    match detail {
+        WrDetail::Ud { ah_num: 0, .. } => return Err(WqeError::NoAddressHandle),
+        WrDetail::Ud { remote_qpn, .. } if remote_qpn > MAX_QPN => return Err(WqeError::QpnRange),
+        WrDetail::Atomic { .. } if iova % 8 != 0 => return Err(WqeError::Misaligned),
+        _ => {}
+    }
+    let dma_length = rd32(slot, OFF_DMA_LENGTH);
+    let inline = flags.contains(SendFlags::INLINE);
+    let payload = match opcode {
+        WrOpcode::LocalInv | WrOpcode::BindMw | WrOpcode::Flush => Payload::None,
+        WrOpcode::AtomicWrite if dma_length != 8 => return Err(WqeError::LengthMismatch),
+        WrOpcode::AtomicWrite => inline_payload(slot, 8)?,
+        WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd if inline => {
+            return Err(WqeError::InlineNotAllowed)
+        }
+        _ if inline && dma_length > max_inline => return Err(WqeError::InlineTooLong),
+        _ if inline => inline_payload(slot, dma_length)?,
+        _ => {
+            let num = rd32(slot, OFF_DMA_NUM_SGE);
+            check_sges(slot, SEND_WQE_HDR_LEN, num, max_sge, dma_length)?
+        }
+    };
+    let length = match opcode {
+        WrOpcode::LocalInv | WrOpcode::BindMw => 0,
+        _ => dma_length,
+    };
+    if length > MAX_MSG_SIZE && opcode != WrOpcode::Flush {
+        return Err(WqeError::MessageTooLong);
+    }
+    if atomic && length < 8 {
+        return Err(WqeError::AtomicLength);
+    }
+    let num_sge = match payload {
+        Payload::Sges { count, .. } => count,
+        _ => 0,
+    };
+    Ok(SendWqe {
+        wr_id: rd64(slot, OFF_WR_ID),
+        opcode,
+        flags,
+        ex: rd32(slot, OFF_EX),
+        detail,
+        iova,
+        length,
+        num_sge,
+        payload,
+    })
+}
+
+impl SendWqe {
+    /// Returns scatter/gather entry `i` from the slot the WQE was parsed from, or `None`.
+    pub(crate) fn sge(&self, slot: &[u8], i: u32) -> Option<Sge> {
+        match self.payload {
+            Payload::Sges { start, count } => sge_at(slot, start, count, i),
+            _ => None,
+        }
+    }
+
+    /// Returns the inline data (or atomic-write operand) in the slot the WQE was parsed from.
+    pub(crate) fn inline_data<'a>(&self, slot: &'a [u8]) -> Option<&'a [u8]> {
+        match self.payload {
+            Payload::Inline { .. } => slot.get(self.payload.byte_range()),
+            _ => None,
+        }
+    }
+}
+
+/// Parses and validates `slot`, the private copy of a receive queue slot: at most `max_sge`
+/// entries, inside the slot, whose lengths sum without overflow to exactly `dma.length`.
+pub(crate) fn parse_recv_wqe(slot: &[u8], max_sge: u32) -> Result<RecvWqe, WqeError> {
+    if slot.len() < RECV_WQE_HDR_LEN {
+        return Err(WqeError::Truncated);
+    }
+    let length = rd32(slot, OFF_RECV_DMA_LENGTH);
+    let num_sge = rd32(slot, OFF_RECV_DMA_NUM_SGE);
+    check_sges(slot, RECV_WQE_HDR_LEN, num_sge, max_sge, length)?;
+    let wr_id = rd64(slot, OFF_WR_ID);
+    Ok(RecvWqe {
+        wr_id,
+        length,
+        num_sge,
+    })
+}
+
+impl RecvWqe {
+    /// Returns scatter/gather entry `i` from the slot the WQE was parsed from, or `None`.
+    pub(crate) fn sge(&self, slot: &[u8], i: u32) -> Option<Sge> {
+        sge_at(slot, RECV_WQE_HDR_LEN, self.num_sge, i)
+    }
+}
+
+/// The status of a completion, numbered as `enum ib_wc_status` (`IBV_WC_*` in user space).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum WcStatus {
+    /// `IB_WC_SUCCESS`.
+    Success = 0,
+    /// `IB_WC_LOC_LEN_ERR`: a local length error.
+    LocLenErr = 1,
+    /// `IB_WC_LOC_QP_OP_ERR`: a malformed or unsupported work request.
+    LocQpOpErr = 2,
+    /// `IB_WC_LOC_EEC_OP_ERR` (RD only).
+    LocEecOpErr = 3,
+    /// `IB_WC_LOC_PROT_ERR`: a local key or protection domain check failed.
+    LocProtErr = 4,
+    /// `IB_WC_WR_FLUSH_ERR`: the work request was flushed by a queue pair in error.
+    WrFlushErr = 5,
+    /// `IB_WC_MW_BIND_ERR`.
+    MwBindErr = 6,
+    /// `IB_WC_BAD_RESP_ERR`: an unexpected response opcode.
+    BadRespErr = 7,
+    /// `IB_WC_LOC_ACCESS_ERR`: a local access violation while writing a response.
+    LocAccessErr = 8,
+    /// `IB_WC_REM_INV_REQ_ERR`: the responder NAKed an invalid request.
+    RemInvReqErr = 9,
+    /// `IB_WC_REM_ACCESS_ERR`: the responder NAKed a remote access violation.
+    RemAccessErr = 10,
+    /// `IB_WC_REM_OP_ERR`: the responder NAKed an operational error.
+    RemOpErr = 11,
+    /// `IB_WC_RETRY_EXC_ERR`: the transport retry count was exceeded.
+    RetryExcErr = 12,
+    /// `IB_WC_RNR_RETRY_EXC_ERR`: the RNR retry count was exceeded.
+    RnrRetryExcErr = 13,
+    /// `IB_WC_LOC_RDD_VIOL_ERR` (RD only).
+    LocRddViolErr = 14,
+    /// `IB_WC_REM_INV_RD_REQ_ERR` (RD only).
+    RemInvRdReqErr = 15,
+    /// `IB_WC_REM_ABORT_ERR`.
+    RemAbortErr = 16,
+    /// `IB_WC_INV_EECN_ERR` (RD only).
+    InvEecnErr = 17,
+    /// `IB_WC_INV_EEC_STATE_ERR` (RD only).
+    InvEecStateErr = 18,
+    /// `IB_WC_FATAL_ERR`.
+    FatalErr = 19,
+    /// `IB_WC_RESP_TIMEOUT_ERR`.
+    RespTimeoutErr = 20,
+    /// `IB_WC_GENERAL_ERR`.
+    GeneralErr = 21,
+}
+
+impl WcStatus {
+    /// Returns the `enum ib_wc_status` value of this status.
+    pub(crate) const fn to_raw(self) -> u32 {
+        self as u32
+    }
+}
+
+/// The opcode of a completion, numbered as `IB_UVERBS_WC_*` (`IBV_WC_*` in user space).
+///
+/// `IB_UVERBS_WC_TSO` (7) is omitted: rxe never performs segmentation offload.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum WcOpcode {
+    /// `IB_UVERBS_WC_SEND`.
+    Send = 0,
+    /// `IB_UVERBS_WC_RDMA_WRITE`.
+    RdmaWrite = 1,
+    /// `IB_UVERBS_WC_RDMA_READ`.
+    RdmaRead = 2,
+    /// `IB_UVERBS_WC_COMP_SWAP`.
+    CompSwap = 3,
+    /// `IB_UVERBS_WC_FETCH_ADD`.
+    FetchAdd = 4,
+    /// `IB_UVERBS_WC_BIND_MW`.
+    BindMw = 5,
+    /// `IB_UVERBS_WC_LOCAL_INV`.
+    LocalInv = 6,
+    /// `IB_UVERBS_WC_FLUSH`.
+    Flush = 8,
+    /// `IB_UVERBS_WC_ATOMIC_WRITE`.
+    AtomicWrite = 9,
+    /// `IB_WC_RECV` (`IBV_WC_RECV`): an incoming send.
+    Recv = 128,
+    /// `IB_WC_RECV_RDMA_WITH_IMM`: an incoming RDMA write with immediate data.
+    RecvRdmaWithImm = 129,
+}
+
+impl WcOpcode {
+    /// Returns the `IB_UVERBS_WC_*` value of this opcode.
+    pub(crate) const fn to_raw(self) -> u32 {
+        self as u32
+    }
+}
+
+/// Returns the opcode a send queue completion of `op` reports, as rxe's `wr_to_wc_opcode`.
+pub(crate) const fn wc_opcode_for(op: WrOpcode) -> WcOpcode {
+    match op {
+        WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => WcOpcode::RdmaWrite,
+        WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv => WcOpcode::Send,
+        WrOpcode::RdmaRead => WcOpcode::RdmaRead,
+        WrOpcode::AtomicCmpAndSwp => WcOpcode::CompSwap,
+        WrOpcode::AtomicFetchAndAdd => WcOpcode::FetchAdd,
+        WrOpcode::LocalInv => WcOpcode::LocalInv,
+        WrOpcode::BindMw => WcOpcode::BindMw,
+        WrOpcode::Flush => WcOpcode::Flush,
+        WrOpcode::AtomicWrite => WcOpcode::AtomicWrite,
+    }
+}
+
+/// The `wc_flags` of a completion, with the values user space (`enum ibv_wc_flags`) decodes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct WcFlags(pub(crate) u32);
+
+impl WcFlags {
+    /// `IBV_WC_GRH`: a GRH precedes the received data (always, for UD on RoCE).
+    pub(crate) const GRH: u32 = 1;
+    /// `IBV_WC_WITH_IMM`: `ex` holds immediate data.
+    pub(crate) const WITH_IMM: u32 = 1 << 1;
+    /// `IBV_WC_WITH_INV`: `ex` holds the rkey the sender invalidated.
+    ///
+    /// This is the libibverbs value, 1 << 3. The kernel's `IB_WC_WITH_INVALIDATE` is 1 << 2,
+    /// which libibverbs reads as `IBV_WC_IP_CSUM_OK`; C rxe copies the kernel value into user
+    /// completions, so its users never see `IBV_WC_WITH_INV`. rrxe reports the user value.
+    pub(crate) const WITH_INV: u32 = 1 << 3;
+}
+
+/// A completion as user space reads it, `struct ib_uverbs_wc`: the fields below, in this order
+/// and without padding, followed by one reserved zero byte (48 bytes in all).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Cqe {
+    /// `wr_id` at byte 0: the work request id.
+    pub(crate) wr_id: u64,
+    /// `status` at byte 8: a [`WcStatus`] value.
+    pub(crate) status: u32,
+    /// `opcode` at byte 12: a [`WcOpcode`] value (zero, `SEND`, in error completions, as in rxe).
+    pub(crate) opcode: u32,
+    /// `vendor_err` at byte 16.
+    pub(crate) vendor_err: u32,
+    /// `byte_len` at byte 20: the length of the message.
+    pub(crate) byte_len: u32,
+    /// `ex` at byte 24: immediate data (in wire byte order) or the invalidated rkey.
+    pub(crate) ex: u32,
+    /// `qp_num` at byte 28: the local queue pair.
+    pub(crate) qp_num: u32,
+    /// `src_qp` at byte 32: the sender's queue pair (UD receives).
+    pub(crate) src_qp: u32,
+    /// `wc_flags` at byte 36.
+    pub(crate) wc_flags: WcFlags,
+    /// `u16 pkey_index` at byte 40.
+    pub(crate) pkey_index: u16,
+    /// `u16 slid` at byte 42 (zero on RoCE).
+    pub(crate) slid: u16,
+    /// `u8 sl` at byte 44.
+    pub(crate) sl: u8,
+    /// `u8 dlid_path_bits` at byte 45 (zero on RoCE).
+    pub(crate) dlid_path_bits: u8,
+    /// `u8 port_num` at byte 46.
+    pub(crate) port_num: u8,
+}
+
+impl Cqe {
+    /// Returns the completion encoded as `struct ib_uverbs_wc`.
+    pub(crate) fn to_uverbs(self) -> [u8; CQE_LEN] {
+        let mut out = [0u8; CQE_LEN];
+        let mut pos = 0usize;
+        let mut put = |bytes: &[u8]| {
+            let end = pos.saturating_add(bytes.len());
+            if let Some(dst) = out.get_mut(pos..end) {
+                dst.copy_from_slice(bytes);
+            }
+            pos = end;
+        };
+        put(&self.wr_id.to_le_bytes());
+        put(&self.status.to_le_bytes());
+        put(&self.opcode.to_le_bytes());
+        put(&self.vendor_err.to_le_bytes());
+        put(&self.byte_len.to_le_bytes());
+        put(&self.ex.to_le_bytes());
+        put(&self.qp_num.to_le_bytes());
+        put(&self.src_qp.to_le_bytes());
+        put(&self.wc_flags.0.to_le_bytes());
+        put(&self.pkey_index.to_le_bytes());
+        put(&self.slid.to_le_bytes());
+        put(&[self.sl, self.dlid_path_bits, self.port_num]);
+        out
+    }
+
+    /// Decodes a `struct ib_uverbs_wc`; every byte pattern decodes, the reserved byte is ignored.
+    pub(crate) fn from_uverbs(wc: &[u8; CQE_LEN]) -> Self {
+        let byte = |off: usize| wc.get(off).copied().unwrap_or(0);
+        Self {
+            wr_id: rd64(wc, 0),
+            status: rd32(wc, 8),
+            opcode: rd32(wc, 12),
+            vendor_err: rd32(wc, 16),
+            byte_len: rd32(wc, 20),
+            ex: rd32(wc, 24),
+            qp_num: rd32(wc, 28),
+            src_qp: rd32(wc, 32),
+            wc_flags: WcFlags(rd32(wc, 36)),
+            pkey_index: rd16(wc, 40),
+            slid: rd16(wc, 42),
+            sl: byte(44),
+            dlid_path_bits: byte(45),
+            port_num: byte(46),
+        }
+    }
+}
+
+/// Returns the completion of a work request flushed from a queue pair in error.
+///
+/// C rxe reports only `wr_id`, `status` and `qp_num` and leaves the opcode zero; the IBA leaves
+/// the opcode of error completions undefined. Pass `None` to match rxe, or an opcode to report.
+pub(crate) fn flush_cqe(wr_id: u64, qp_num: u32, opcode: Option<WcOpcode>) -> Cqe {
+    Cqe {
+        wr_id,
+        status: WcStatus::WrFlushErr.to_raw(),
+        opcode: opcode.map_or(0, WcOpcode::to_raw),
+        qp_num,
+        ..Cqe::default()
+    }
+}
