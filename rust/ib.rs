@@ -14,6 +14,7 @@ mod cq;
 mod device;
 mod link;
 mod mmap;
+mod mr;
 mod ops;
 mod qp;
 mod udata;
@@ -29,6 +30,7 @@ pub(crate) use attr::{
 pub(crate) use cq::{
     Cq,
     CqAttr,
+    CqRef,
     NotifyFlags, //
 };
 pub(crate) use device::{
@@ -41,6 +43,10 @@ pub(crate) use link::{
     LinkRegistration, //
 };
 pub(crate) use mmap::MmapHandle;
+pub(crate) use mr::{
+    MrKeys,
+    Umem, //
+};
 pub(crate) use ops::{
     DeviceOps,
     ROCE_PORT_CAP_FLAGS, //
@@ -49,6 +55,7 @@ pub(crate) use qp::{
     Qp,
     QpAttr,
     QpCap,
+    QpEvent,
     QpInit,
     QpQuery, //
 };

@@ -8,7 +8,10 @@ use kernel::{
     id_pool::IdPool,
     new_mutex,
     prelude::*,
-    sync::Mutex, //
+    sync::{
+        Arc,
+        Mutex, //
+    },
 };
 
 /// The allocator state, under the pool's mutex.
@@ -68,5 +71,32 @@ impl IndexPool {
     /// Returns `id` to the pool.
     pub(crate) fn free(&self, id: u32) {
         self.state.lock().ids.release_id(id as usize);
+    }
+}
+
+/// A number taken from a shared pool, returned when dropped (with the object it names).
+pub(crate) struct PoolIndex {
+    pool: Arc<IndexPool>,
+    id: u32,
+}
+
+impl PoolIndex {
+    /// Takes a free number from `pool`.
+    pub(crate) fn alloc(pool: &Arc<IndexPool>) -> Result<Self> {
+        Ok(Self {
+            id: pool.alloc()?,
+            pool: pool.clone(),
+        })
+    }
+
+    /// The number.
+    pub(crate) fn get(&self) -> u32 {
+        self.id
+    }
+}
+
+impl Drop for PoolIndex {
+    fn drop(&mut self) {
+        self.pool.free(self.id);
     }
 }

@@ -7,6 +7,7 @@ mod errno;
 mod link_lock;
 mod module_watch;
 mod notifier;
+mod random;
 
 pub(crate) use errno::eopnotsupp;
 pub(crate) use link_lock::LinkLock;
@@ -20,3 +21,4 @@ pub(crate) use notifier::{
     NotifierChain,
     NotifierHandler, //
 };
+pub(crate) use random::random_u8;

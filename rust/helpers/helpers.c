@@ -10,6 +10,8 @@
 #include <linux/vmalloc.h>
 #include <linux/if_vlan.h>
 #include <net/addrconf.h>
+#include <linux/random.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -28,6 +30,17 @@ struct ib_udata *rrxe_helper_bundle_udata(struct uverbs_attr_bundle *attrs)
 struct ib_ucontext *rrxe_helper_udata_to_ucontext(struct ib_udata *udata)
 {
 	return rdma_udata_to_uverbs_attr_bundle(udata)->context;
+}
+
+struct ib_umem *rrxe_helper_umem_get(struct ib_device *dev, unsigned long addr, size_t size,
+				     int access)
+{
+	return ib_umem_get_va(dev, addr, size, access);
+}
+
+u8 rrxe_helper_random_u8(void)
+{
+	return get_random_u8();
 }
 
 int rrxe_helper_ib_port_state(struct net_device *ndev)

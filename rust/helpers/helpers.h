@@ -25,6 +25,11 @@ struct uverbs_attr_bundle;
 struct ib_udata *rrxe_helper_bundle_udata(struct uverbs_attr_bundle *attrs);
 struct ib_ucontext *rrxe_helper_udata_to_ucontext(struct ib_udata *udata);
 
+struct ib_umem;
+struct ib_umem *rrxe_helper_umem_get(struct ib_device *dev, unsigned long addr, size_t size,
+				     int access);
+u8 rrxe_helper_random_u8(void);
+
 /* net_device */
 void rrxe_helper_dev_put(struct net_device *ndev);
 const char *rrxe_helper_netdev_name(const struct net_device *ndev);
