@@ -10,6 +10,7 @@ use crate::{
         CqAttr,
         Device,
         DeviceAttr,
+        MrKeys,
         Mtu,
         NotifyFlags,
         PortAttr,
@@ -19,9 +20,11 @@ use crate::{
         QpInit,
         QpQuery,
         Udata, //
+        Umem,
     },
     index::IndexPool,
     limits,
+    mr::RrxeMr,
     proto::qp_state::AttrMask,
     qp::RrxeQp,
 };
@@ -44,6 +47,8 @@ pub(crate) struct RrxeDevice {
     port_active: Atomic<bool>,
     /// QP numbers.
     qpns: Arc<IndexPool>,
+    /// MR indices.
+    mrs: Arc<IndexPool>,
 }
 
 impl RrxeDevice {
@@ -56,7 +61,13 @@ impl RrxeDevice {
                 IndexPool::new(limits::MIN_QP_INDEX, limits::MAX_QP_INDEX),
                 GFP_KERNEL
             )?,
+            mrs: Arc::pin_init(IndexPool::new(1, limits::MAX_MR_INDEX), GFP_KERNEL)?,
         }? Error)
+    }
+
+    /// The pool of MR indices.
+    pub(crate) fn mr_pool(&self) -> &Arc<IndexPool> {
+        &self.mrs
     }
 
     /// The pool of QP numbers.
@@ -123,14 +134,33 @@ impl ib::DeviceOps for RrxeDevice {
         RrxeCq::req_notify(cq, flags)
     }
 
+    type Mr = RrxeMr;
+
+    fn reg_user_mr(
+        dev: &Device<Self>,
+        umem: Umem,
+        iova: u64,
+        access: u32,
+    ) -> Result<(RrxeMr, MrKeys)> {
+        RrxeMr::user(dev, umem, iova, access)
+    }
+
+    fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(RrxeMr, MrKeys)> {
+        RrxeMr::dma(dev, access)
+    }
+
     type Qp = RrxeQp;
 
     fn create_qp(
         dev: &Device<Self>,
-        init: &mut QpInit,
+        init: &mut QpInit<Self>,
         udata: Option<&mut Udata<'_>>,
     ) -> Result<RrxeQp> {
         RrxeQp::create(dev, init, udata)
+    }
+
+    fn doorbell(qp: &Qp<Self>) -> Result {
+        RrxeQp::doorbell(qp)
     }
 
     fn qp_num(qp: &RrxeQp) -> u32 {

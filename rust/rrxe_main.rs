@@ -39,6 +39,8 @@ mod link;
 #[deny(unsafe_code)]
 mod module;
 #[deny(unsafe_code)]
+mod mr;
+#[deny(unsafe_code)]
 mod qp;
 #[deny(unsafe_code)]
 mod queue;

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Memory regions: user MRs over pinned user memory and the DMA MR of kernel PDs, with rxe's
+//! key scheme (`lkey == rkey == index << 8 | key`, where the low byte is random and is what
+//! fast registration may change).
+
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        Device,
+        MrKeys,
+        Umem, //
+    },
+    index::PoolIndex,
+    kernel_ext::random_u8,
+};
+use kernel::prelude::*;
+
+/// What an MR maps.
+enum MrKind {
+    /// Pinned user memory, unpinned when the MR is deregistered.
+    User {
+        /// The pinned pages.
+        _umem: Umem,
+    },
+    /// All of kernel virtual memory (virtual DMA).
+    Dma,
+}
+
+/// The driver data of a memory region. TODO[MRDATA]: the data path adds the iova range,
+/// access rights and the lookup by key.
+pub(crate) struct RrxeMr {
+    /// The MR index, returned to the device's pool when the MR is deregistered.
+    _index: PoolIndex,
+    _kind: MrKind,
+}
+
+/// Keys for MR index `index`: the index in the upper 24 bits, a random key byte below.
+fn keys_for(index: u32) -> MrKeys {
+    let key = index << 8 | u32::from(random_u8());
+    MrKeys {
+        lkey: key,
+        rkey: key,
+    }
+}
+
+impl RrxeMr {
+    fn new(dev: &Device<RrxeDevice>, kind: MrKind) -> Result<(Self, MrKeys)> {
+        let index = PoolIndex::alloc(dev.mr_pool())?;
+        let keys = keys_for(index.get());
+        Ok((
+            Self {
+                _index: index,
+                _kind: kind,
+            },
+            keys,
+        ))
+    }
+
+    /// Registers pinned user memory addressed from `iova` (which may not wrap around).
+    pub(crate) fn user(
+        dev: &Device<RrxeDevice>,
+        umem: Umem,
+        iova: u64,
+        _access: u32,
+    ) -> Result<(Self, MrKeys)> {
+        iova.checked_add(umem.len()).ok_or(EINVAL)?;
+        Self::new(dev, MrKind::User { _umem: umem })
+    }
+
+    /// The DMA MR of a kernel PD.
+    pub(crate) fn dma(dev: &Device<RrxeDevice>, _access: u32) -> Result<(Self, MrKeys)> {
+        Self::new(dev, MrKind::Dma)
+    }
+}
+
+#[kernel::prelude::kunit_tests(rrxe_mr)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_carry_the_index() {
+        for index in [1u32, 2, 0x7ffff, 0x8_0000] {
+            let k = keys_for(index);
+            assert_eq!(k.lkey >> 8, index);
+            assert_eq!(k.lkey, k.rkey);
+        }
+    }
+}
