@@ -146,6 +146,28 @@ impl RrxeCq {
     }
 }
 
+impl RrxeCq {
+    /// Writes a completion (`struct ib_uverbs_wc`) and raises the completion event if the CQ is
+    /// armed for it. Any context; does not sleep.
+    pub(crate) fn push(cq: &Cq<RrxeDevice>, cqe: &[u8; CQE_LEN], solicited: bool) -> Result {
+        let mut st = cq.state.lock();
+        st.ring.produce(cqe)?;
+        let fire =
+            st.armed & NOTIFY_NEXT_COMP != 0 || (st.armed & NOTIFY_SOLICITED != 0 && solicited);
+        if fire {
+            st.armed = 0;
+        }
+        drop(st);
+        if fire {
+            cq.notify_completion();
+        }
+        Ok(())
+    }
+}
+
+/// Size of a completion in the ring (`struct ib_uverbs_wc`).
+pub(crate) const CQE_LEN: usize = 48;
+
 /// Armed for a solicited completion.
 const NOTIFY_SOLICITED: u32 = 1;
 /// Armed for any completion.

@@ -8,8 +8,17 @@
 //! data path take it briefly and never sleep under it.
 
 use crate::{
+    cq::RrxeCq,
+    ib::QpEvent,
+    proto::wqe::{
+        self,
+        WcOpcode, //
+    },
+};
+use crate::{
     device::RrxeDevice,
     ib::{
+        CqRef,
         Device,
         MmapHandle,
         Qp,
@@ -19,7 +28,7 @@ use crate::{
         QpQuery,
         Udata, //
     },
-    index::IndexPool,
+    index::PoolIndex,
     kernel_ext::eopnotsupp,
     limits,
     proto::{
@@ -38,29 +47,14 @@ use crate::{
     },
     queue::{
         ring_errno,
-        SharedRing, //
+        KernelConsumedRing, //
     },
 };
 use kernel::{
     new_spinlock,
     prelude::*,
-    sync::{
-        Arc,
-        SpinLock, //
-    },
+    sync::SpinLock, //
 };
-
-/// A QP number taken from the device's pool, returned when the QP is destroyed.
-struct Qpn {
-    pool: Arc<IndexPool>,
-    qpn: u32,
-}
-
-impl Drop for Qpn {
-    fn drop(&mut self) {
-        self.pool.free(self.qpn);
-    }
-}
 
 /// State and attributes, under the QP lock.
 struct QpInner {
@@ -70,21 +64,25 @@ struct QpInner {
 
 /// One of the QP's rings and, for user QPs, its published mmap entry.
 struct QueueRing {
-    _ring: SharedRing,
+    ring: KernelConsumedRing,
     _mmap: Option<MmapHandle>,
 }
 
 /// The driver data of a queue pair (the `rxe_qp` analogue).
 pub(crate) struct RrxeQp {
-    qpn: Qpn,
+    /// The QP number, returned to the device's pool when the QP is destroyed.
+    qpn: PoolIndex,
     qp_type: QpType,
     /// Granted capacities.
     cap: QpCap,
     sq_sig_all: bool,
     inner: Pin<KBox<SpinLock<QpInner>>>,
-    _sq: QueueRing,
-    /// `None` with an SRQ.
-    _rq: Option<QueueRing>,
+    /// The send ring; its lock serialises doorbells and flushes.
+    sq: Pin<KBox<SpinLock<QueueRing>>>,
+    /// The receive ring, `None` with an SRQ.
+    rq: Option<Pin<KBox<SpinLock<QueueRing>>>>,
+    send_cq: Option<CqRef<RrxeDevice>>,
+    recv_cq: Option<CqRef<RrxeDevice>>,
 }
 
 /// Why a modify failed, for the kernel log, then `EINVAL`.
@@ -100,7 +98,7 @@ fn attr_errno(qpn: u32, e: QpAttrError) -> Error {
 
 /// Allocates a ring and publishes it to user space when there is a user.
 fn new_ring(geo: RingGeometry, udata: Option<&mut Udata<'_>>) -> Result<(QueueRing, [u8; 16])> {
-    let ring = SharedRing::new(geo)?;
+    let ring = KernelConsumedRing::new(geo)?;
     let (mmap, info) = match udata {
         Some(u) => {
             let h = u.publish(ring.buf().clone())?;
@@ -109,13 +107,7 @@ fn new_ring(geo: RingGeometry, udata: Option<&mut Udata<'_>>) -> Result<(QueueRi
         }
         None => (None, [0; 16]),
     };
-    Ok((
-        QueueRing {
-            _ring: ring,
-            _mmap: mmap,
-        },
-        info,
-    ))
+    Ok((QueueRing { ring, _mmap: mmap }, info))
 }
 
 impl RrxeQp {
@@ -123,7 +115,7 @@ impl RrxeQp {
     /// rings and, for user QPs, answers with `struct rxe_create_qp_resp` (RQ then SQ `mminfo`).
     pub(crate) fn create(
         dev: &Device<RrxeDevice>,
-        init: &mut QpInit,
+        init: &mut QpInit<RrxeDevice>,
         mut udata: Option<&mut Udata<'_>>,
     ) -> Result<Self> {
         let qp_type = match init.qp_type {
@@ -176,10 +168,7 @@ impl RrxeQp {
             resp[16..].copy_from_slice(&sq_info);
             u.respond(&resp)?;
         }
-        let qpn = Qpn {
-            pool: dev.qpn_pool().clone(),
-            qpn: dev.qpn_pool().alloc()?,
-        };
+        let qpn = PoolIndex::alloc(dev.qpn_pool())?;
         init.cap = granted;
         let attr = QpAttr {
             port_num: 1,
@@ -201,14 +190,19 @@ impl RrxeQp {
                 ),
                 GFP_KERNEL,
             )?,
-            _sq: sq,
-            _rq: rq,
+            sq: KBox::pin_init(new_spinlock!(sq, "rrxe_sq"), GFP_KERNEL)?,
+            rq: match rq {
+                Some(rq) => Some(KBox::pin_init(new_spinlock!(rq, "rrxe_rq"), GFP_KERNEL)?),
+                None => None,
+            },
+            send_cq: init.send_cq.take(),
+            recv_cq: init.recv_cq.take(),
         })
     }
 
     /// The QP number.
     pub(crate) fn qpn(&self) -> u32 {
-        self.qpn.qpn
+        self.qpn.get()
     }
 
     /// Checks the values of the attributes in `mask` (beyond what the state table checks).
@@ -273,7 +267,100 @@ impl RrxeQp {
         inner.attr.rq_psn &= 0xff_ffff;
         inner.state = next;
         inner.attr.qp_state = next.to_raw();
+        drop(inner);
+        if next == QpState::Err && cur != QpState::Err {
+            qp.flush();
+        }
         Ok(())
+    }
+
+    /// The current state.
+    fn state(&self) -> QpState {
+        self.inner.lock().state
+    }
+
+    /// Moves the QP to ERR on its own (a bad work request): flushes both queues and reports
+    /// `IB_EVENT_QP_FATAL`.
+    fn fatal(qp: &Qp<RrxeDevice>) {
+        {
+            let mut inner = qp.inner.lock();
+            if inner.state == QpState::Err {
+                return;
+            }
+            inner.state = QpState::Err;
+            inner.attr.qp_state = QpState::Err.to_raw();
+        }
+        qp.flush();
+        qp.async_event(QpEvent::Fatal);
+    }
+
+    /// Completes every posted WQE of both queues with `IB_WC_WR_FLUSH_ERR`.
+    fn flush(&self) {
+        let qpn = self.qpn();
+        let mut slot = [0u8; 8];
+        if let Some(cq) = &self.send_cq {
+            let mut sq = self.sq.lock();
+            while let Ok(true) = sq.ring.peek(&mut slot) {
+                let cqe = wqe::flush_cqe(u64::from_le_bytes(slot), qpn, None).to_uverbs();
+                // A full CQ loses the completion, as on hardware (the CQ overran).
+                let _ = RrxeCq::push(cq, &cqe, false);
+                if sq.ring.pop().is_err() {
+                    break;
+                }
+            }
+        }
+        if let (Some(cq), Some(rq)) = (&self.recv_cq, &self.rq) {
+            let mut rq = rq.lock();
+            while let Ok(true) = rq.ring.peek(&mut slot) {
+                let cqe = wqe::flush_cqe(u64::from_le_bytes(slot), qpn, Some(WcOpcode::Recv));
+                let _ = RrxeCq::push(cq, &cqe.to_uverbs(), false);
+                if rq.ring.pop().is_err() {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// The send doorbell of a user QP. Below RTS it fails (`EINVAL`, as rxe); in ERR/SQE it
+    /// flushes. In RTS/SQD every new WQE is copied out of the ring and validated; a malformed
+    /// one completes with an error and moves the QP to ERR. Valid WQEs stay queued until the
+    /// packet pipeline can send them (`EOPNOTSUPP`).
+    pub(crate) fn doorbell(qp: &Qp<RrxeDevice>) -> Result {
+        match qp.state() {
+            QpState::Reset | QpState::Init | QpState::Rtr => return Err(EINVAL),
+            QpState::Err | QpState::Sqe => {
+                qp.flush();
+                return Ok(());
+            }
+            QpState::Rts | QpState::Sqd => {}
+        }
+        // The largest send slot: a 720-byte WQE rounded up to a power of two.
+        let mut slot = [0u8; 1024];
+        let mut sq = qp.sq.lock();
+        if !sq.ring.peek(&mut slot)? {
+            return Ok(());
+        }
+        match wqe::parse_send_wqe(
+            &slot,
+            qp.qp_type,
+            qp.cap.max_send_sge,
+            qp.cap.max_inline_data,
+        ) {
+            Ok(_) => Err(eopnotsupp()),
+            Err(e) => {
+                pr_debug!("qp {}: bad send WQE: {:?}\n", qp.qpn(), e);
+                let wr_id = wqe::peek_wr_id(&slot).unwrap_or(0);
+                let mut cqe = wqe::flush_cqe(wr_id, qp.qpn(), None);
+                cqe.status = e.wc_status().to_raw();
+                sq.ring.pop()?;
+                drop(sq);
+                if let Some(cq) = &qp.send_cq {
+                    let _ = RrxeCq::push(cq, &cqe.to_uverbs(), false);
+                }
+                Self::fatal(qp);
+                Ok(())
+            }
+        }
     }
 
     /// Query QP.

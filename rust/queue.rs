@@ -32,19 +32,46 @@ pub(crate) fn ring_errno(e: RingError) -> Error {
 }
 
 /// A ring whose producer is user space (send and receive queues); the kernel consumes it.
-pub(crate) struct SharedRing {
+pub(crate) struct KernelConsumedRing {
     buf: Arc<UserBuf>,
+    geo: RingGeometry,
+    /// The kernel's consumer index (masked).
+    cons: u32,
 }
 
-impl SharedRing {
+impl KernelConsumedRing {
     /// Allocates a zeroed ring of geometry `geo` and writes its header.
     pub(crate) fn new(geo: RingGeometry) -> Result<Self> {
-        Ok(Self { buf: new_buf(geo)? })
+        Ok(Self {
+            buf: new_buf(geo)?,
+            geo,
+            cons: 0,
+        })
     }
 
     /// The shared buffer, to publish for `mmap`.
     pub(crate) fn buf(&self) -> &Arc<UserBuf> {
         &self.buf
+    }
+
+    /// Copies the next unconsumed slot into `dst` (at most one slot) and returns `true`, or
+    /// `false` when user space has produced nothing more. The producer index is hostile: it is
+    /// sanitised, so at most a ring's worth of (possibly garbage) slots can ever be read.
+    pub(crate) fn peek(&self, dst: &mut [u8]) -> Result<bool> {
+        let prod = self.buf.load_acquire(ring::HDR_PRODUCER)?;
+        if ring::checked_consume(prod, self.cons, self.geo.index_mask()).is_none() {
+            return Ok(false);
+        }
+        let len = dst.len().min(self.geo.elem_size());
+        self.buf
+            .read(self.geo.slot_offset(self.cons), &mut dst[..len])?;
+        Ok(true)
+    }
+
+    /// Consumes the slot last returned by [`Self::peek`] and publishes the consumer index.
+    pub(crate) fn pop(&mut self) -> Result {
+        self.cons = ring::next(self.cons, self.geo.index_mask());
+        self.buf.store_release(ring::HDR_CONSUMER, self.cons)
     }
 }
 
@@ -90,6 +117,19 @@ impl KernelProducedRing {
             self.buf.load_acquire(ring::HDR_CONSUMER)?,
             self.geo.index_mask(),
         ))
+    }
+
+    /// Writes one entry and publishes it; `EOVERFLOW` when user space has not consumed enough.
+    pub(crate) fn produce(&mut self, entry: &[u8]) -> Result {
+        let mask = self.geo.index_mask();
+        let cons = self.buf.load_acquire(ring::HDR_CONSUMER)?;
+        let slot = ring::checked_produce(self.prod, cons, mask).ok_or(EOVERFLOW)?;
+        if entry.len() > self.geo.elem_size() {
+            return Err(EINVAL);
+        }
+        self.buf.write(self.geo.slot_offset(slot), entry)?;
+        self.prod = ring::next(slot, mask);
+        self.buf.store_release(ring::HDR_PRODUCER, self.prod)
     }
 
     /// Entries produced and not yet consumed.

@@ -8,6 +8,7 @@
 
 use super::DeviceOps;
 use crate::bindings;
+use core::ptr::NonNull;
 use kernel::types::Opaque;
 
 /// A completion queue: the C `struct ib_cq` at offset 0, then the driver data.
@@ -45,6 +46,58 @@ impl<T: DeviceOps> Cq<T> {
     pub(super) unsafe fn data_ptr(ib: *mut bindings::ib_cq) -> *mut T::Cq {
         // SAFETY: Guaranteed by the caller.
         unsafe { &raw mut (*ib.cast::<Self>()).data }
+    }
+}
+
+impl<T: DeviceOps> Cq<T> {
+    /// Calls the consumer's completion handler (an event on the uverbs completion channel for
+    /// user CQs). Any context; the caller serialises calls for one CQ (the driver clears its
+    /// arming under its lock before calling).
+    pub(crate) fn notify_completion(&self) {
+        let cq = self.ib.get();
+        // SAFETY: `comp_handler` and `cq_context` are set by the core before the CQ is used and
+        // stay valid until it is destroyed, which cannot happen during a call on it.
+        unsafe {
+            if let Some(handler) = (*cq).comp_handler {
+                handler(cq, (*cq).cq_context);
+            }
+        }
+    }
+}
+
+/// A CQ a QP was created with.
+///
+/// ib_core counts the QP as a user of the CQ (`usecnt`) and refuses to destroy the CQ before the
+/// QP, so the reference is valid as long as the QP's driver data lives: store it only there.
+///
+/// # Invariants
+///
+/// Points to a created `Cq<T>` that outlives the QP holding this reference.
+pub(crate) struct CqRef<T: DeviceOps>(NonNull<Cq<T>>);
+
+// SAFETY: `Cq<T>` is shared between contexts through `&`; `T::Cq: Send + Sync`.
+unsafe impl<T: DeviceOps> Send for CqRef<T> {}
+// SAFETY: As above.
+unsafe impl<T: DeviceOps> Sync for CqRef<T> {}
+
+impl<T: DeviceOps> CqRef<T> {
+    /// A reference to the CQ of a QP being created.
+    ///
+    /// # Safety
+    ///
+    /// `cq` is NULL or a created CQ of a `Device<T>` that ib_core keeps alive until the QP being
+    /// created is destroyed.
+    pub(super) unsafe fn new(cq: *mut bindings::ib_cq) -> Option<Self> {
+        NonNull::new(cq.cast::<Cq<T>>()).map(Self)
+    }
+}
+
+impl<T: DeviceOps> core::ops::Deref for CqRef<T> {
+    type Target = Cq<T>;
+
+    fn deref(&self) -> &Cq<T> {
+        // SAFETY: By the type invariant the CQ is alive.
+        unsafe { self.0.as_ref() }
     }
 }
 

@@ -12,6 +12,11 @@ use super::{
     },
     device::DRIVER_ID,
     mmap::MmapEntry,
+    mr::{
+        Mr,
+        MrKeys,
+        Umem, //
+    },
     qp::{
         self,
         Qp,
@@ -26,8 +31,14 @@ use super::{
 };
 use crate::{
     bindings,
+    kernel_ext::eopnotsupp,
     proto::qp_state::AttrMask, //
 };
+
+/// `-EOPNOTSUPP` as a C return value.
+fn kernel_ext_eopnotsupp() -> c_int {
+    eopnotsupp().to_errno()
+}
 use core::marker::PhantomData;
 use kernel::{
     error::from_result,
@@ -69,15 +80,32 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// `IB_CQ_REPORT_MISSED_EVENTS`. May be called in atomic context: must not sleep.
     fn req_notify_cq(cq: &Cq<Self>, flags: NotifyFlags) -> bool;
 
+    /// The driver data of a memory region, dropped when the MR is deregistered.
+    type Mr: Send + Sync;
+
+    /// Registers pinned user memory `umem`, addressed from `iova`, with `IB_ACCESS_*` rights.
+    fn reg_user_mr(
+        dev: &Device<Self>,
+        umem: Umem,
+        iova: u64,
+        access: u32,
+    ) -> Result<(Self::Mr, MrKeys)>;
+
+    /// The DMA MR of a kernel PD (all of memory, virtual DMA).
+    fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(Self::Mr, MrKeys)>;
+
     /// The driver data of a queue pair, dropped when the QP is destroyed.
     type Qp: Send + Sync;
 
     /// Creates a QP; rounds `init.cap` up to what it grants (reported to the caller).
     fn create_qp(
         dev: &Device<Self>,
-        init: &mut QpInit,
+        init: &mut QpInit<Self>,
         udata: Option<&mut Udata<'_>>,
     ) -> Result<Self::Qp>;
+
+    /// The send doorbell of a user QP: process the WQEs user space added to the send ring.
+    fn doorbell(qp: &Qp<Self>) -> Result;
 
     /// The QP number of `qp`.
     fn qp_num(qp: &Self::Qp) -> u32;
@@ -116,6 +144,10 @@ impl<T: DeviceOps> Adapter<T> {
         create_qp: Some(Self::create_qp),
         modify_qp: Some(Self::modify_qp),
         query_qp: Some(Self::query_qp),
+        post_send: Some(Self::post_send),
+        reg_user_mr: Some(Self::reg_user_mr),
+        get_dma_mr: Some(Self::get_dma_mr),
+        dereg_mr: Some(Self::dereg_mr),
         destroy_qp: Some(Self::destroy_qp),
         size_ib_ucontext: core::mem::size_of::<bindings::ib_ucontext>(),
         size_ib_pd: core::mem::size_of::<bindings::ib_pd>(),
@@ -386,7 +418,8 @@ impl<T: DeviceOps> Adapter<T> {
         from_result(|| {
             // SAFETY: The core passes valid, exclusive creation attributes.
             let init = unsafe { &mut *init };
-            let mut qi = qp::init_from_c(init);
+            // SAFETY: These are `create_qp` attributes for one of our devices.
+            let mut qi = unsafe { qp::init_from_c::<T>(init) };
             // SAFETY: NULL for kernel callers, else the udata of a user command.
             let mut udata = unsafe { Udata::from_raw(udata) };
             // SAFETY: The core set `device` to one of our devices.
@@ -435,6 +468,84 @@ impl<T: DeviceOps> Adapter<T> {
         let q = T::query_qp(unsafe { Qp::from_raw(ibqp) });
         // SAFETY: The core passes valid, exclusive output structures.
         unsafe { qp::write_query(&q, &mut *attr, &mut *init) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn post_send(
+        ibqp: *mut bindings::ib_qp,
+        wr: *const bindings::ib_send_wr,
+        bad_wr: *mut *const bindings::ib_send_wr,
+    ) -> c_int {
+        // SAFETY: A created QP of ours.
+        let qp = unsafe { Qp::<T>::from_raw(ibqp) };
+        if wr.is_null() {
+            // The user doorbell (librxe's zero-WR POST_SEND write()).
+            return from_result(|| T::doorbell(qp).map(|()| 0));
+        }
+        // Kernel work requests need the kernel data path, which is not there yet.
+        // SAFETY: `bad_wr` is a valid output for this call.
+        unsafe { *bad_wr = wr };
+        kernel_ext_eopnotsupp()
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    #[allow(clippy::too_many_arguments)] // The C signature.
+    unsafe extern "C" fn reg_user_mr(
+        pd: *mut bindings::ib_pd,
+        start: u64,
+        length: u64,
+        iova: u64,
+        access: c_int,
+        dmah: *mut bindings::ib_dmah,
+        _udata: *mut bindings::ib_udata,
+    ) -> *mut bindings::ib_mr {
+        let r = (|| {
+            if !dmah.is_null() {
+                return Err(eopnotsupp());
+            }
+            // SAFETY: A PD of one of our devices.
+            let ib = unsafe { (*pd).device };
+            // SAFETY: Registered device, process context of the registering process.
+            let umem = unsafe { Umem::get(ib, start, length, access) }?;
+            // SAFETY: One of our devices.
+            let dev = unsafe { Self::dev(ib) };
+            let (data, keys) =
+                T::reg_user_mr(dev, umem, iova, u32::try_from(access).map_err(|_| EINVAL)?)?;
+            Mr::<T>::into_raw(data, keys)
+        })();
+        r.unwrap_or_else(|e| e.to_ptr())
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn get_dma_mr(
+        pd: *mut bindings::ib_pd,
+        access: c_int,
+    ) -> *mut bindings::ib_mr {
+        let r = (|| {
+            // SAFETY: A PD of one of our devices.
+            let dev = unsafe { Self::dev((*pd).device) };
+            let (data, keys) = T::get_dma_mr(dev, u32::try_from(access).map_err(|_| EINVAL)?)?;
+            Mr::<T>::into_raw(data, keys)
+        })();
+        r.unwrap_or_else(|e| e.to_ptr())
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn dereg_mr(
+        mr: *mut bindings::ib_mr,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: One of our MRs, not used after this call.
+        unsafe { Mr::<T>::free(mr) };
         0
     }
 

@@ -7,7 +7,10 @@
 //! converts between the C structures and Rust values, reading only the fields the attribute mask
 //! names.
 
-use super::DeviceOps;
+use super::{
+    cq::CqRef,
+    DeviceOps, //
+};
 use crate::{
     bindings,
     proto::qp_state::{
@@ -58,6 +61,37 @@ impl<T: DeviceOps> Qp<T> {
     }
 }
 
+impl<T: DeviceOps> Qp<T> {
+    /// Reports an asynchronous event on this QP to its consumer (the async event file for user
+    /// QPs). Process or softirq context.
+    pub(crate) fn async_event(&self, event: QpEvent) {
+        let qp = self.ib.get();
+        let mut ev = bindings::ib_event {
+            device: core::ptr::null_mut(),
+            event: match event {
+                QpEvent::Fatal => bindings::ib_event_type_IB_EVENT_QP_FATAL,
+            },
+            ..Default::default()
+        };
+        // SAFETY: The QP is created: `device`, `event_handler` and `qp_context` are set by the
+        // core and stay valid until it is destroyed.
+        unsafe {
+            ev.device = (*qp).device;
+            ev.element.qp = qp;
+            if let Some(handler) = (*qp).event_handler {
+                handler(&mut ev, (*qp).qp_context);
+            }
+        }
+    }
+}
+
+/// Asynchronous QP events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QpEvent {
+    /// The QP went to the error state on its own (a bad work request, a transport error).
+    Fatal,
+}
+
 impl<T: DeviceOps> core::ops::Deref for Qp<T> {
     type Target = T::Qp;
 
@@ -102,8 +136,7 @@ impl QpCap {
 }
 
 /// The attributes of `ibv_create_qp`/`ib_create_qp`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct QpInit {
+pub(crate) struct QpInit<T: DeviceOps> {
     /// Transport service; `None` for types rrxe does not know.
     pub(crate) qp_type: Option<QpType>,
     /// Requested capacities; the driver rounds them up and they are reported back.
@@ -114,11 +147,22 @@ pub(crate) struct QpInit {
     pub(crate) has_srq: bool,
     /// `IB_QP_CREATE_*` flags; rrxe supports none.
     pub(crate) create_flags: u32,
+    /// Completion queue of the send queue.
+    pub(crate) send_cq: Option<CqRef<T>>,
+    /// Completion queue of the receive queue.
+    pub(crate) recv_cq: Option<CqRef<T>>,
 }
 
-impl QpInit {
-    fn from_c(c: &bindings::ib_qp_init_attr) -> Self {
+impl<T: DeviceOps> QpInit<T> {
+    /// # Safety
+    ///
+    /// `c` are the creation attributes ib_core passes to `create_qp` of a `Device<T>`.
+    unsafe fn from_c(c: &bindings::ib_qp_init_attr) -> Self {
         Self {
+            // SAFETY: The core validated the CQs (same device) and counts the QP as their user.
+            send_cq: unsafe { CqRef::new(c.send_cq) },
+            // SAFETY: As above.
+            recv_cq: unsafe { CqRef::new(c.recv_cq) },
             qp_type: QpType::from_raw(c.qp_type),
             cap: QpCap::from_c(&c.cap),
             sq_sig_all: c.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
@@ -405,8 +449,13 @@ pub(crate) struct QpQuery {
 }
 
 /// Converts the C view for the trampolines in `ops.rs`.
-pub(super) fn init_from_c(c: &bindings::ib_qp_init_attr) -> QpInit {
-    QpInit::from_c(c)
+///
+/// # Safety
+///
+/// `c` are the creation attributes ib_core passes to `create_qp` of a `Device<T>`.
+pub(super) unsafe fn init_from_c<T: DeviceOps>(c: &bindings::ib_qp_init_attr) -> QpInit<T> {
+    // SAFETY: Guaranteed by the caller.
+    unsafe { QpInit::from_c(c) }
 }
 
 /// Converts the C view for the trampolines in `ops.rs`.
