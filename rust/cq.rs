@@ -19,9 +19,12 @@ use crate::{
     },
     kernel_ext::eopnotsupp,
     limits,
-    proto::ring::{
-        RingGeometry,
-        UVERBS_WC_SIZE, //
+    proto::{
+        cqe::CQE_LEN,
+        ring::{
+            RingGeometry,
+            UVERBS_WC_SIZE, //
+        },
     },
     queue::{
         ring_errno,
@@ -164,9 +167,6 @@ impl RrxeCq {
         Ok(())
     }
 }
-
-/// Size of a completion in the ring (`struct ib_uverbs_wc`).
-pub(crate) const CQE_LEN: usize = 48;
 
 /// Armed for a solicited completion.
 const NOTIFY_SOLICITED: u32 = 1;

@@ -12,6 +12,8 @@
 //! this file is loaded as `mod proto;` from the module's crate root and when the host test crate
 //! loads it through a `path` attribute of its own.
 
+#[path = "proto/cqe.rs"]
+pub(crate) mod cqe;
 #[path = "proto/hdr.rs"]
 pub(crate) mod hdr;
 #[path = "proto/icrc.rs"]

@@ -10,9 +10,12 @@
 use crate::{
     cq::RrxeCq,
     ib::QpEvent,
-    proto::wqe::{
-        self,
-        WcOpcode, //
+    proto::{
+        cqe::{
+            self,
+            WcOpcode, //
+        },
+        wqe,
     },
 };
 use crate::{
@@ -301,7 +304,7 @@ impl RrxeQp {
         if let Some(cq) = &self.send_cq {
             let mut sq = self.sq.lock();
             while let Ok(true) = sq.ring.peek(&mut slot) {
-                let cqe = wqe::flush_cqe(u64::from_le_bytes(slot), qpn, None).to_uverbs();
+                let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, None).to_uverbs();
                 // A full CQ loses the completion, as on hardware (the CQ overran).
                 let _ = RrxeCq::push(cq, &cqe, false);
                 if sq.ring.pop().is_err() {
@@ -312,7 +315,7 @@ impl RrxeQp {
         if let (Some(cq), Some(rq)) = (&self.recv_cq, &self.rq) {
             let mut rq = rq.lock();
             while let Ok(true) = rq.ring.peek(&mut slot) {
-                let cqe = wqe::flush_cqe(u64::from_le_bytes(slot), qpn, Some(WcOpcode::Recv));
+                let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, Some(WcOpcode::Recv));
                 let _ = RrxeCq::push(cq, &cqe.to_uverbs(), false);
                 if rq.ring.pop().is_err() {
                     break;
@@ -350,7 +353,7 @@ impl RrxeQp {
             Err(e) => {
                 pr_debug!("qp {}: bad send WQE: {:?}\n", qp.qpn(), e);
                 let wr_id = wqe::peek_wr_id(&slot).unwrap_or(0);
-                let mut cqe = wqe::flush_cqe(wr_id, qp.qpn(), None);
+                let mut cqe = cqe::flush_cqe(wr_id, qp.qpn(), None);
                 cqe.status = e.wc_status().to_raw();
                 sq.ring.pop()?;
                 drop(sq);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Validation of the work queue entries user space posts and encoding of the completions it reads.
+//! Validation of the work queue entries user space posts (completions: [`super::cqe`]).
 //!
 //! The stock rdma-core rxe provider writes send WQEs (`struct rxe_send_wqe`: a 208-byte fixed part
 //! followed by a scatter/gather list or inline data) and receive WQEs (`struct rxe_recv_wqe`: 40
@@ -16,7 +16,10 @@
 //! `dma.cur_sge`, `dma.sge_offset`) are ignored: rrxe keeps that state privately. All values are
 //! those of `include/uapi/rdma/rdma_user_rxe.h`, `ib_user_verbs.h` and `include/rdma/ib_verbs.h`.
 
-use super::qp_state::QpType;
+use super::{
+    cqe::WcStatus,
+    qp_state::QpType, //
+};
 
 /// Size of the fixed part of a send WQE (`struct rxe_send_wqe`); the variable part follows.
 pub(crate) const SEND_WQE_HDR_LEN: usize = 208;
@@ -24,8 +27,6 @@ pub(crate) const SEND_WQE_HDR_LEN: usize = 208;
 pub(crate) const RECV_WQE_HDR_LEN: usize = 40;
 /// Size of one scatter/gather entry (`struct rxe_sge`): `u64 addr`, `u32 length`, `u32 lkey`.
 pub(crate) const SGE_LEN: usize = 16;
-/// Size of one completion as user space reads it (`struct ib_uverbs_wc`).
-pub(crate) const CQE_LEN: usize = 48;
 /// The longest message rxe sends (`RXE_PORT_MAX_MSG_SZ`, 2 GiB).
 pub(crate) const MAX_MSG_SIZE: u32 = 1 << 31;
 /// The largest queue pair number, which is a 24-bit field on the wire.
@@ -374,22 +375,22 @@ impl WqeError {
 type WqeResult = Result<Payload, WqeError>;
 
 /// Reads `N` bytes at `off` of `buf`, or `None` when they are not all inside it.
-fn le<const N: usize>(buf: &[u8], off: usize) -> Option<[u8; N]> {
+pub(super) fn le<const N: usize>(buf: &[u8], off: usize) -> Option<[u8; N]> {
     buf.get(off..off.checked_add(N)?)?.try_into().ok()
 }
 
 /// Reads a `u64` at `off`, or zero past the end (callers check the length first).
-fn rd64(buf: &[u8], off: usize) -> u64 {
+pub(super) fn rd64(buf: &[u8], off: usize) -> u64 {
     u64::from_le_bytes(le(buf, off).unwrap_or_default())
 }
 
 /// Reads a `u32` at `off`, or zero past the end (callers check the length first).
-fn rd32(buf: &[u8], off: usize) -> u32 {
+pub(super) fn rd32(buf: &[u8], off: usize) -> u32 {
     u32::from_le_bytes(le(buf, off).unwrap_or_default())
 }
 
 /// Reads a `u16` at `off`, or zero past the end (callers check the length first).
-fn rd16(buf: &[u8], off: usize) -> u16 {
+pub(super) fn rd16(buf: &[u8], off: usize) -> u16 {
     u16::from_le_bytes(le(buf, off).unwrap_or_default())
 }
 
@@ -608,228 +609,5 @@ impl RecvWqe {
     /// Returns scatter/gather entry `i` from the slot the WQE was parsed from, or `None`.
     pub(crate) fn sge(&self, slot: &[u8], i: u32) -> Option<Sge> {
         sge_at(slot, RECV_WQE_HDR_LEN, self.num_sge, i)
-    }
-}
-
-/// The status of a completion, numbered as `enum ib_wc_status` (`IBV_WC_*` in user space).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum WcStatus {
-    /// `IB_WC_SUCCESS`.
-    Success = 0,
-    /// `IB_WC_LOC_LEN_ERR`: a local length error.
-    LocLenErr = 1,
-    /// `IB_WC_LOC_QP_OP_ERR`: a malformed or unsupported work request.
-    LocQpOpErr = 2,
-    /// `IB_WC_LOC_EEC_OP_ERR` (RD only).
-    LocEecOpErr = 3,
-    /// `IB_WC_LOC_PROT_ERR`: a local key or protection domain check failed.
-    LocProtErr = 4,
-    /// `IB_WC_WR_FLUSH_ERR`: the work request was flushed by a queue pair in error.
-    WrFlushErr = 5,
-    /// `IB_WC_MW_BIND_ERR`.
-    MwBindErr = 6,
-    /// `IB_WC_BAD_RESP_ERR`: an unexpected response opcode.
-    BadRespErr = 7,
-    /// `IB_WC_LOC_ACCESS_ERR`: a local access violation while writing a response.
-    LocAccessErr = 8,
-    /// `IB_WC_REM_INV_REQ_ERR`: the responder NAKed an invalid request.
-    RemInvReqErr = 9,
-    /// `IB_WC_REM_ACCESS_ERR`: the responder NAKed a remote access violation.
-    RemAccessErr = 10,
-    /// `IB_WC_REM_OP_ERR`: the responder NAKed an operational error.
-    RemOpErr = 11,
-    /// `IB_WC_RETRY_EXC_ERR`: the transport retry count was exceeded.
-    RetryExcErr = 12,
-    /// `IB_WC_RNR_RETRY_EXC_ERR`: the RNR retry count was exceeded.
-    RnrRetryExcErr = 13,
-    /// `IB_WC_LOC_RDD_VIOL_ERR` (RD only).
-    LocRddViolErr = 14,
-    /// `IB_WC_REM_INV_RD_REQ_ERR` (RD only).
-    RemInvRdReqErr = 15,
-    /// `IB_WC_REM_ABORT_ERR`.
-    RemAbortErr = 16,
-    /// `IB_WC_INV_EECN_ERR` (RD only).
-    InvEecnErr = 17,
-    /// `IB_WC_INV_EEC_STATE_ERR` (RD only).
-    InvEecStateErr = 18,
-    /// `IB_WC_FATAL_ERR`.
-    FatalErr = 19,
-    /// `IB_WC_RESP_TIMEOUT_ERR`.
-    RespTimeoutErr = 20,
-    /// `IB_WC_GENERAL_ERR`.
-    GeneralErr = 21,
-}
-
-impl WcStatus {
-    /// Returns the `enum ib_wc_status` value of this status.
-    pub(crate) const fn to_raw(self) -> u32 {
-        self as u32
-    }
-}
-
-/// The opcode of a completion, numbered as `IB_UVERBS_WC_*` (`IBV_WC_*` in user space).
-///
-/// `IB_UVERBS_WC_TSO` (7) is omitted: rxe never performs segmentation offload.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum WcOpcode {
-    /// `IB_UVERBS_WC_SEND`.
-    Send = 0,
-    /// `IB_UVERBS_WC_RDMA_WRITE`.
-    RdmaWrite = 1,
-    /// `IB_UVERBS_WC_RDMA_READ`.
-    RdmaRead = 2,
-    /// `IB_UVERBS_WC_COMP_SWAP`.
-    CompSwap = 3,
-    /// `IB_UVERBS_WC_FETCH_ADD`.
-    FetchAdd = 4,
-    /// `IB_UVERBS_WC_BIND_MW`.
-    BindMw = 5,
-    /// `IB_UVERBS_WC_LOCAL_INV`.
-    LocalInv = 6,
-    /// `IB_UVERBS_WC_FLUSH`.
-    Flush = 8,
-    /// `IB_UVERBS_WC_ATOMIC_WRITE`.
-    AtomicWrite = 9,
-    /// `IB_WC_RECV` (`IBV_WC_RECV`): an incoming send.
-    Recv = 128,
-    /// `IB_WC_RECV_RDMA_WITH_IMM`: an incoming RDMA write with immediate data.
-    RecvRdmaWithImm = 129,
-}
-
-impl WcOpcode {
-    /// Returns the `IB_UVERBS_WC_*` value of this opcode.
-    pub(crate) const fn to_raw(self) -> u32 {
-        self as u32
-    }
-}
-
-/// Returns the opcode a send queue completion of `op` reports, as rxe's `wr_to_wc_opcode`.
-pub(crate) const fn wc_opcode_for(op: WrOpcode) -> WcOpcode {
-    match op {
-        WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => WcOpcode::RdmaWrite,
-        WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv => WcOpcode::Send,
-        WrOpcode::RdmaRead => WcOpcode::RdmaRead,
-        WrOpcode::AtomicCmpAndSwp => WcOpcode::CompSwap,
-        WrOpcode::AtomicFetchAndAdd => WcOpcode::FetchAdd,
-        WrOpcode::LocalInv => WcOpcode::LocalInv,
-        WrOpcode::BindMw => WcOpcode::BindMw,
-        WrOpcode::Flush => WcOpcode::Flush,
-        WrOpcode::AtomicWrite => WcOpcode::AtomicWrite,
-    }
-}
-
-/// The `wc_flags` of a completion, with the values user space (`enum ibv_wc_flags`) decodes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub(crate) struct WcFlags(pub(crate) u32);
-
-impl WcFlags {
-    /// `IBV_WC_GRH`: a GRH precedes the received data (always, for UD on RoCE).
-    pub(crate) const GRH: u32 = 1;
-    /// `IBV_WC_WITH_IMM`: `ex` holds immediate data.
-    pub(crate) const WITH_IMM: u32 = 1 << 1;
-    /// `IBV_WC_WITH_INV`: `ex` holds the rkey the sender invalidated.
-    ///
-    /// This is the libibverbs value, 1 << 3. The kernel's `IB_WC_WITH_INVALIDATE` is 1 << 2,
-    /// which libibverbs reads as `IBV_WC_IP_CSUM_OK`; C rxe copies the kernel value into user
-    /// completions, so its users never see `IBV_WC_WITH_INV`. rrxe reports the user value.
-    pub(crate) const WITH_INV: u32 = 1 << 3;
-}
-
-/// A completion as user space reads it, `struct ib_uverbs_wc`: the fields below, in this order
-/// and without padding, followed by one reserved zero byte (48 bytes in all).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Cqe {
-    /// `wr_id` at byte 0: the work request id.
-    pub(crate) wr_id: u64,
-    /// `status` at byte 8: a [`WcStatus`] value.
-    pub(crate) status: u32,
-    /// `opcode` at byte 12: a [`WcOpcode`] value (zero, `SEND`, in error completions, as in rxe).
-    pub(crate) opcode: u32,
-    /// `vendor_err` at byte 16.
-    pub(crate) vendor_err: u32,
-    /// `byte_len` at byte 20: the length of the message.
-    pub(crate) byte_len: u32,
-    /// `ex` at byte 24: immediate data (in wire byte order) or the invalidated rkey.
-    pub(crate) ex: u32,
-    /// `qp_num` at byte 28: the local queue pair.
-    pub(crate) qp_num: u32,
-    /// `src_qp` at byte 32: the sender's queue pair (UD receives).
-    pub(crate) src_qp: u32,
-    /// `wc_flags` at byte 36.
-    pub(crate) wc_flags: WcFlags,
-    /// `u16 pkey_index` at byte 40.
-    pub(crate) pkey_index: u16,
-    /// `u16 slid` at byte 42 (zero on RoCE).
-    pub(crate) slid: u16,
-    /// `u8 sl` at byte 44.
-    pub(crate) sl: u8,
-    /// `u8 dlid_path_bits` at byte 45 (zero on RoCE).
-    pub(crate) dlid_path_bits: u8,
-    /// `u8 port_num` at byte 46.
-    pub(crate) port_num: u8,
-}
-
-impl Cqe {
-    /// Returns the completion encoded as `struct ib_uverbs_wc`.
-    pub(crate) fn to_uverbs(self) -> [u8; CQE_LEN] {
-        let mut out = [0u8; CQE_LEN];
-        let mut pos = 0usize;
-        let mut put = |bytes: &[u8]| {
-            let end = pos.saturating_add(bytes.len());
-            if let Some(dst) = out.get_mut(pos..end) {
-                dst.copy_from_slice(bytes);
-            }
-            pos = end;
-        };
-        put(&self.wr_id.to_le_bytes());
-        put(&self.status.to_le_bytes());
-        put(&self.opcode.to_le_bytes());
-        put(&self.vendor_err.to_le_bytes());
-        put(&self.byte_len.to_le_bytes());
-        put(&self.ex.to_le_bytes());
-        put(&self.qp_num.to_le_bytes());
-        put(&self.src_qp.to_le_bytes());
-        put(&self.wc_flags.0.to_le_bytes());
-        put(&self.pkey_index.to_le_bytes());
-        put(&self.slid.to_le_bytes());
-        put(&[self.sl, self.dlid_path_bits, self.port_num]);
-        out
-    }
-
-    /// Decodes a `struct ib_uverbs_wc`; every byte pattern decodes, the reserved byte is ignored.
-    pub(crate) fn from_uverbs(wc: &[u8; CQE_LEN]) -> Self {
-        let byte = |off: usize| wc.get(off).copied().unwrap_or(0);
-        Self {
-            wr_id: rd64(wc, 0),
-            status: rd32(wc, 8),
-            opcode: rd32(wc, 12),
-            vendor_err: rd32(wc, 16),
-            byte_len: rd32(wc, 20),
-            ex: rd32(wc, 24),
-            qp_num: rd32(wc, 28),
-            src_qp: rd32(wc, 32),
-            wc_flags: WcFlags(rd32(wc, 36)),
-            pkey_index: rd16(wc, 40),
-            slid: rd16(wc, 42),
-            sl: byte(44),
-            dlid_path_bits: byte(45),
-            port_num: byte(46),
-        }
-    }
-}
-
-/// Returns the completion of a work request flushed from a queue pair in error.
-///
-/// C rxe reports only `wr_id`, `status` and `qp_num` and leaves the opcode zero; the IBA leaves
-/// the opcode of error completions undefined. Pass `None` to match rxe, or an opcode to report.
-pub(crate) fn flush_cqe(wr_id: u64, qp_num: u32, opcode: Option<WcOpcode>) -> Cqe {
-    Cqe {
-        wr_id,
-        status: WcStatus::WrFlushErr.to_raw(),
-        opcode: opcode.map_or(0, WcOpcode::to_raw),
-        qp_num,
-        ..Cqe::default()
     }
 }

@@ -14,6 +14,8 @@ mod proto;
 #[cfg(test)]
 mod icrc_vectors;
 #[cfg(test)]
+mod tests_cqe;
+#[cfg(test)]
 mod tests_hdr;
 #[cfg(test)]
 mod tests_icrc;
