@@ -3,15 +3,23 @@
 //! The rrxe device: the driver data of each RDMA device, bound to one netdev.
 
 use crate::{
+    ah::RrxeAh,
+    counters::{
+        self,
+        Counter,
+        Counters, //
+    },
     cq::RrxeCq,
     ib::{
         self,
+        AddressVector,
         Cq,
         CqAttr,
         Device,
         DeviceAttr,
         MrKeys,
         Mtu,
+        MwType,
         NotifyFlags,
         PortAttr,
         PortState,
@@ -19,14 +27,21 @@ use crate::{
         QpAttr,
         QpInit,
         QpQuery,
+        Srq,
+        SrqAttr,
+        SrqMask,
+        StatDesc,
         Udata, //
         Umem,
     },
     index::IndexPool,
     limits,
+    mcast::McastTable,
     mr::RrxeMr,
+    mw::RrxeMw,
     proto::qp_state::AttrMask,
     qp::RrxeQp,
+    srq::RrxeSrq,
 };
 use kernel::{
     prelude::*,
@@ -49,6 +64,16 @@ pub(crate) struct RrxeDevice {
     qpns: Arc<IndexPool>,
     /// MR indices.
     mrs: Arc<IndexPool>,
+    /// MW indices (above the MR indices).
+    mws: Arc<IndexPool>,
+    /// SRQ numbers.
+    srqs: Arc<IndexPool>,
+    /// AH numbers (`ah_num`).
+    ahs: Arc<IndexPool>,
+    /// Multicast groups.
+    mcast: Pin<KBox<McastTable>>,
+    /// Port counters.
+    counters: Counters,
 }
 
 impl RrxeDevice {
@@ -62,7 +87,33 @@ impl RrxeDevice {
                 GFP_KERNEL
             )?,
             mrs: Arc::pin_init(IndexPool::new(1, limits::MAX_MR_INDEX), GFP_KERNEL)?,
+            mws: Arc::pin_init(
+                IndexPool::new(limits::MAX_MR_INDEX + 1, limits::MAX_QP_INDEX),
+                GFP_KERNEL
+            )?,
+            srqs: Arc::pin_init(
+                IndexPool::new(limits::MIN_SRQ_INDEX, limits::MAX_SRQ_INDEX),
+                GFP_KERNEL
+            )?,
+            ahs: Arc::pin_init(IndexPool::new(1, limits::MAX_AH), GFP_KERNEL)?,
+            mcast: KBox::pin_init(McastTable::new(), GFP_KERNEL)?,
+            counters: Counters::new(),
         }? Error)
+    }
+
+    /// The pool of MW indices.
+    pub(crate) fn mw_pool(&self) -> &Arc<IndexPool> {
+        &self.mws
+    }
+
+    /// The pool of SRQ numbers.
+    pub(crate) fn srq_pool(&self) -> &Arc<IndexPool> {
+        &self.srqs
+    }
+
+    /// The pool of AH numbers.
+    pub(crate) fn ah_pool(&self) -> &Arc<IndexPool> {
+        &self.ahs
     }
 
     /// The pool of MR indices.
@@ -75,9 +126,14 @@ impl RrxeDevice {
         &self.qpns
     }
 
-    /// Records the port state; returns whether it changed.
+    /// Records the port state; returns whether it changed (a change to down counts as
+    /// `link_downed`).
     pub(crate) fn set_port_active(&self, active: bool) -> bool {
-        self.port_active.xchg(active, Relaxed) != active
+        let changed = self.port_active.xchg(active, Relaxed) != active;
+        if changed && !active {
+            self.counters.inc(Counter::LinkDowned);
+        }
+        changed
     }
 }
 
@@ -110,6 +166,14 @@ impl ib::DeviceOps for RrxeDevice {
             port_cap_flags: ib::ROCE_PORT_CAP_FLAGS,
             max_msg_sz: limits::MAX_MSG_SIZE,
         })
+    }
+
+    fn counter_descs() -> &'static [StatDesc] {
+        &counters::DESCS
+    }
+
+    fn counter(dev: &Device<Self>, index: usize) -> u64 {
+        dev.counters.get(index)
     }
 
     type Cq = RrxeCq;
@@ -173,5 +237,59 @@ impl ib::DeviceOps for RrxeDevice {
 
     fn query_qp(qp: &Qp<Self>) -> QpQuery {
         RrxeQp::query(qp)
+    }
+
+    fn attach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result {
+        if !qp.is_ud() {
+            return Err(EINVAL);
+        }
+        qp.device().mcast.attach(&gid, qp.qpn())
+    }
+
+    fn detach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result {
+        qp.device().mcast.detach(&gid, qp.qpn())
+    }
+
+    type Ah = RrxeAh;
+
+    fn create_ah(
+        dev: &Device<Self>,
+        av: &AddressVector,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<RrxeAh> {
+        RrxeAh::create(dev, av, udata)
+    }
+
+    fn ah_av(ah: &RrxeAh) -> AddressVector {
+        ah.av()
+    }
+
+    type Srq = RrxeSrq;
+
+    fn create_srq(
+        dev: &Device<Self>,
+        attr: &mut SrqAttr,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<RrxeSrq> {
+        RrxeSrq::create(dev, attr, udata)
+    }
+
+    fn modify_srq(
+        srq: &Srq<Self>,
+        attr: &SrqAttr,
+        mask: SrqMask,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result {
+        RrxeSrq::modify(srq, attr, mask, udata)
+    }
+
+    fn query_srq(srq: &Srq<Self>) -> SrqAttr {
+        RrxeSrq::query(srq)
+    }
+
+    type Mw = RrxeMw;
+
+    fn alloc_mw(dev: &Device<Self>, mw_type: MwType) -> Result<(RrxeMw, u32)> {
+        RrxeMw::alloc(dev, mw_type)
     }
 }

@@ -10,13 +10,16 @@
 //! callbacks documented as atomic must not sleep.
 
 mod attr;
+mod counters;
 mod cq;
 mod device;
 mod link;
 mod mmap;
 mod mr;
+mod object;
 mod ops;
 mod qp;
+mod srq;
 mod udata;
 
 pub(crate) use attr::{
@@ -27,6 +30,7 @@ pub(crate) use attr::{
     PortAttr,
     PortState, //
 };
+pub(crate) use counters::StatDesc;
 pub(crate) use cq::{
     Cq,
     CqAttr,
@@ -52,11 +56,18 @@ pub(crate) use ops::{
     ROCE_PORT_CAP_FLAGS, //
 };
 pub(crate) use qp::{
+    AddressVector,
     Qp,
     QpAttr,
     QpCap,
     QpEvent,
     QpInit,
     QpQuery, //
+};
+pub(crate) use srq::{
+    MwType,
+    Srq,
+    SrqAttr,
+    SrqMask, //
 };
 pub(crate) use udata::Udata;

@@ -35,6 +35,30 @@ pub(crate) const MAX_QP_INDEX: u32 = DEFAULT_MAX;
 /// Outstanding RDMA READ/atomic operations per QP, either side.
 pub(crate) const MAX_QP_RD_ATOM: u32 = 128;
 
+/// Largest SRQ index.
+pub(crate) const MAX_SRQ_INDEX: u32 = DEFAULT_MAX;
+
+/// The first SRQ index (rxe's range).
+pub(crate) const MIN_SRQ_INDEX: u32 = 0x0002_0001;
+
+/// Work requests per SRQ.
+pub(crate) const MAX_SRQ_WR: u32 = DEFAULT_MAX;
+
+/// Scatter/gather entries per SRQ work request.
+pub(crate) const MAX_SRQ_SGE: u32 = 27;
+
+/// Address handles (`ah_num` runs 1..=MAX_AH).
+pub(crate) const MAX_AH: u32 = (1 << 15) - 1;
+
+/// Multicast groups.
+pub(crate) const MAX_MCAST_GRP: u32 = 8192;
+
+/// QPs per multicast group.
+pub(crate) const MAX_MCAST_QP_ATTACH: u32 = 56;
+
+/// QP attachments over all groups.
+pub(crate) const MAX_TOTAL_MCAST_QP_ATTACH: u32 = 0x70000;
+
 /// Completions per CQ.
 pub(crate) const MAX_CQE: u32 = (1 << 15) - 1;
 
@@ -90,13 +114,13 @@ pub(crate) fn device_attr(guid: u64) -> DeviceAttr {
         max_res_rd_atom: 0x3f000,
         max_qp_init_rd_atom: MAX_QP_RD_ATOM,
         atomic_cap: Some(AtomicCap::Hca),
-        max_mcast_grp: 8192,
-        max_mcast_qp_attach: 56,
-        max_total_mcast_qp_attach: 0x70000,
-        max_ah: (1 << 15) - 1,
-        max_srq: DEFAULT_MAX - 0x0002_0001,
-        max_srq_wr: DEFAULT_MAX,
-        max_srq_sge: 27,
+        max_mcast_grp: MAX_MCAST_GRP,
+        max_mcast_qp_attach: MAX_MCAST_QP_ATTACH,
+        max_total_mcast_qp_attach: MAX_TOTAL_MCAST_QP_ATTACH,
+        max_ah: MAX_AH,
+        max_srq: MAX_SRQ_INDEX - MIN_SRQ_INDEX,
+        max_srq_wr: MAX_SRQ_WR,
+        max_srq_sge: MAX_SRQ_SGE,
         max_fast_reg_page_list_len: 512,
         max_pkeys: 64,
         local_ca_ack_delay: 15,

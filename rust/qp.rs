@@ -203,6 +203,11 @@ impl RrxeQp {
         })
     }
 
+    /// Whether this is a UD QP.
+    pub(crate) fn is_ud(&self) -> bool {
+        self.qp_type == QpType::Ud
+    }
+
     /// The QP number.
     pub(crate) fn qpn(&self) -> u32 {
         self.qpn.get()

@@ -68,11 +68,56 @@ impl KernelConsumedRing {
         Ok(true)
     }
 
+    /// Moves the posted, unconsumed entries into `new` (an SRQ resize): they start at index 0
+    /// there and `new`'s producer index is published after them. `EINVAL` when they do not fit.
+    /// Does not sleep.
+    pub(crate) fn move_unconsumed_into(&mut self, new: &mut Self) -> Result {
+        let mask = self.geo.index_mask();
+        let prod = self.buf.load_acquire(ring::HDR_PRODUCER)?;
+        let n = ring::available(prod, self.cons, mask);
+        if !ring::resize_fits(new.geo.capacity(), n) {
+            return Err(EINVAL);
+        }
+        let elem = self.geo.elem_size().min(new.geo.elem_size());
+        let mut to = 0;
+        for _ in 0..n {
+            copy_slot(
+                &self.buf,
+                self.geo.slot_offset(self.cons),
+                &new.buf,
+                new.geo.slot_offset(to),
+                elem,
+            )?;
+            self.cons = ring::next(self.cons, mask);
+            to = ring::next(to, new.geo.index_mask());
+        }
+        new.buf.store_release(ring::HDR_PRODUCER, to)
+    }
+
+    /// How many entries the ring can hold.
+    pub(crate) fn capacity(&self) -> u32 {
+        self.geo.capacity()
+    }
+
     /// Consumes the slot last returned by [`Self::peek`] and publishes the consumer index.
     pub(crate) fn pop(&mut self) -> Result {
         self.cons = ring::next(self.cons, self.geo.index_mask());
         self.buf.store_release(ring::HDR_CONSUMER, self.cons)
     }
+}
+
+/// Copies `len` bytes between two ring buffers through a small stack buffer: callers hold a
+/// spinlock, so nothing may allocate.
+fn copy_slot(src: &UserBuf, from: usize, dst: &UserBuf, to: usize, len: usize) -> Result {
+    let mut tmp = [0u8; 64];
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(tmp.len());
+        src.read(from + done, &mut tmp[..n])?;
+        dst.write(to + done, &tmp[..n])?;
+        done += n;
+    }
+    Ok(())
 }
 
 /// A zeroed ring buffer with its header (element size and index mask) written.
@@ -151,17 +196,9 @@ impl KernelProducedRing {
             return Err(EINVAL);
         }
         let elem = self.geo.elem_size().min(new.geo.elem_size());
-        // Called under the CQ's spinlock: no allocation, copy through a small stack buffer.
-        let mut tmp = [0u8; 64];
         for _ in 0..n {
             let (from, to) = (self.geo.slot_offset(cons), new.geo.slot_offset(new.prod));
-            let mut done = 0;
-            while done < elem {
-                let len = (elem - done).min(tmp.len());
-                self.buf.read(from + done, &mut tmp[..len])?;
-                new.buf.write(to + done, &tmp[..len])?;
-                done += len;
-            }
+            copy_slot(&self.buf, from, &new.buf, to, elem)?;
             new.prod = ring::next(new.prod, new.geo.index_mask());
             cons = ring::next(cons, mask);
         }

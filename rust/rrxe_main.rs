@@ -25,7 +25,11 @@ mod net;
 mod proto;
 
 #[deny(unsafe_code)]
+mod ah;
+#[deny(unsafe_code)]
 mod conflict;
+#[deny(unsafe_code)]
+mod counters;
 #[deny(unsafe_code)]
 mod cq;
 #[deny(unsafe_code)]
@@ -37,13 +41,19 @@ mod limits;
 #[deny(unsafe_code)]
 mod link;
 #[deny(unsafe_code)]
+mod mcast;
+#[deny(unsafe_code)]
 mod module;
 #[deny(unsafe_code)]
 mod mr;
 #[deny(unsafe_code)]
+mod mw;
+#[deny(unsafe_code)]
 mod qp;
 #[deny(unsafe_code)]
 mod queue;
+#[deny(unsafe_code)]
+mod srq;
 
 module! {
     type: module::RrxeModule,

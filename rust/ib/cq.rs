@@ -6,55 +6,25 @@
 //! data is written in place, and frees the memory after `destroy_cq` dropped it. ib_core refuses
 //! to destroy a CQ that QPs still use.
 
-use super::DeviceOps;
+use super::{
+    object::{
+        CqKind,
+        Obj, //
+    },
+    DeviceOps, //
+};
 use crate::bindings;
 use core::ptr::NonNull;
-use kernel::types::Opaque;
 
 /// A completion queue: the C `struct ib_cq` at offset 0, then the driver data.
-///
-/// # Invariants
-///
-/// Allocated by ib_core with `size_ib_cq = size_of::<Self>()`; `data` is initialised between a
-/// successful `create_cq` and `destroy_cq`.
-#[repr(C)]
-pub(crate) struct Cq<T: DeviceOps> {
-    ib: Opaque<bindings::ib_cq>,
-    data: T::Cq,
-}
+pub(crate) type Cq<T> = Obj<T, CqKind>;
 
-impl<T: DeviceOps> Cq<T> {
-    /// The C structure must come first.
-    pub(super) const IB_AT_OFFSET_0: () = assert!(core::mem::offset_of!(Self, ib) == 0);
-
-    /// Borrows a created CQ from its C pointer.
-    ///
-    /// # Safety
-    ///
-    /// `ib` is a CQ of a `Device<T>` whose `create_cq` succeeded and that is not destroyed.
-    pub(super) unsafe fn from_raw<'a>(ib: *mut bindings::ib_cq) -> &'a Self {
-        // CAST: `ib` is at offset 0 of `Self`.
-        // SAFETY: Guaranteed by the caller.
-        unsafe { &*ib.cast::<Self>() }
-    }
-
-    /// Where the driver data lives.
-    ///
-    /// # Safety
-    ///
-    /// `ib` was allocated by ib_core for a `Device<T>` (with `size_ib_cq`).
-    pub(super) unsafe fn data_ptr(ib: *mut bindings::ib_cq) -> *mut T::Cq {
-        // SAFETY: Guaranteed by the caller.
-        unsafe { &raw mut (*ib.cast::<Self>()).data }
-    }
-}
-
-impl<T: DeviceOps> Cq<T> {
+impl<T: DeviceOps> Obj<T, CqKind> {
     /// Calls the consumer's completion handler (an event on the uverbs completion channel for
     /// user CQs). Any context; the caller serialises calls for one CQ (the driver clears its
     /// arming under its lock before calling).
     pub(crate) fn notify_completion(&self) {
-        let cq = self.ib.get();
+        let cq = self.as_raw();
         // SAFETY: `comp_handler` and `cq_context` are set by the core before the CQ is used and
         // stay valid until it is destroyed, which cannot happen during a call on it.
         unsafe {
@@ -98,14 +68,6 @@ impl<T: DeviceOps> core::ops::Deref for CqRef<T> {
     fn deref(&self) -> &Cq<T> {
         // SAFETY: By the type invariant the CQ is alive.
         unsafe { self.0.as_ref() }
-    }
-}
-
-impl<T: DeviceOps> core::ops::Deref for Cq<T> {
-    type Target = T::Cq;
-
-    fn deref(&self) -> &T::Cq {
-        &self.data
     }
 }
 

@@ -5,6 +5,10 @@
 
 use super::{
     attr::PORT_CM_SUP,
+    counters::{
+        self,
+        StatDesc, //
+    },
     cq::{
         Cq,
         CqAttr,
@@ -19,10 +23,19 @@ use super::{
     },
     qp::{
         self,
+        AddressVector,
         Qp,
         QpAttr,
         QpInit,
         QpQuery, //
+    },
+    srq::{
+        Ah,
+        Mw,
+        MwType,
+        Srq,
+        SrqAttr,
+        SrqMask, //
     },
     udata::Udata,
     Device,
@@ -59,6 +72,12 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
 
     /// The attributes of port `port` (always 1: one port per device).
     fn port_attr(dev: &Device<Self>, port: u32) -> Result<PortAttr>;
+
+    /// The port's hardware counters, in the order of [`Self::counter`]'s indices.
+    fn counter_descs() -> &'static [StatDesc];
+
+    /// The value of counter `index` (an index into [`Self::counter_descs`]).
+    fn counter(dev: &Device<Self>, index: usize) -> u64;
 
     /// The driver data of a completion queue, dropped when the CQ is destroyed.
     type Cq: Send + Sync;
@@ -115,6 +134,52 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
 
     /// The current attributes.
     fn query_qp(qp: &Qp<Self>) -> QpQuery;
+
+    /// Attaches a UD QP to the multicast group `gid`.
+    fn attach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result;
+
+    /// Detaches a QP from the multicast group `gid`.
+    fn detach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result;
+
+    /// The driver data of an address handle.
+    type Ah: Send + Sync;
+
+    /// Creates an address handle for `av`; `udata` is `None` for kernel callers.
+    fn create_ah(
+        dev: &Device<Self>,
+        av: &AddressVector,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<Self::Ah>;
+
+    /// The address vector of an address handle.
+    fn ah_av(ah: &Self::Ah) -> AddressVector;
+
+    /// The driver data of a shared receive queue.
+    type Srq: Send + Sync;
+
+    /// Creates a basic SRQ; rounds `attr` up to what it grants.
+    fn create_srq(
+        dev: &Device<Self>,
+        attr: &mut SrqAttr,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<Self::Srq>;
+
+    /// Resizes the SRQ and/or arms its limit.
+    fn modify_srq(
+        srq: &Srq<Self>,
+        attr: &SrqAttr,
+        mask: SrqMask,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result;
+
+    /// The current attributes.
+    fn query_srq(srq: &Srq<Self>) -> SrqAttr;
+
+    /// The driver data of a memory window.
+    type Mw: Send + Sync;
+
+    /// Allocates a memory window; returns its data and initial rkey.
+    fn alloc_mw(dev: &Device<Self>, mw_type: MwType) -> Result<(Self::Mw, u32)>;
 }
 
 /// Builds the C ops table for `T` and holds its trampolines.
@@ -135,6 +200,8 @@ impl<T: DeviceOps> Adapter<T> {
         alloc_pd: Some(Self::alloc_pd),
         dealloc_pd: Some(Self::dealloc_pd),
         dealloc_driver: Some(Self::dealloc_driver),
+        alloc_hw_port_stats: Some(Self::alloc_hw_port_stats),
+        get_hw_stats: Some(Self::get_hw_stats),
         mmap: Some(Self::mmap),
         mmap_free: Some(Self::mmap_free),
         create_cq: Some(Self::create_cq),
@@ -148,17 +215,26 @@ impl<T: DeviceOps> Adapter<T> {
         reg_user_mr: Some(Self::reg_user_mr),
         get_dma_mr: Some(Self::get_dma_mr),
         dereg_mr: Some(Self::dereg_mr),
+        attach_mcast: Some(Self::attach_mcast),
+        detach_mcast: Some(Self::detach_mcast),
+        create_ah: Some(Self::create_ah),
+        create_user_ah: Some(Self::create_ah),
+        query_ah: Some(Self::query_ah),
+        destroy_ah: Some(Self::destroy_ah),
+        create_srq: Some(Self::create_srq),
+        modify_srq: Some(Self::modify_srq),
+        query_srq: Some(Self::query_srq),
+        destroy_srq: Some(Self::destroy_srq),
+        alloc_mw: Some(Self::alloc_mw),
+        dealloc_mw: Some(Self::dealloc_mw),
+        size_ib_ah: Ah::<T>::SIZE,
+        size_ib_srq: Srq::<T>::SIZE,
+        size_ib_mw: Mw::<T>::SIZE,
         destroy_qp: Some(Self::destroy_qp),
         size_ib_ucontext: core::mem::size_of::<bindings::ib_ucontext>(),
         size_ib_pd: core::mem::size_of::<bindings::ib_pd>(),
-        size_ib_qp: {
-            let () = Qp::<T>::IB_AT_OFFSET_0;
-            core::mem::size_of::<Qp<T>>()
-        },
-        size_ib_cq: {
-            let () = Cq::<T>::IB_AT_OFFSET_0;
-            core::mem::size_of::<Cq<T>>()
-        },
+        size_ib_qp: Qp::<T>::SIZE,
+        size_ib_cq: Cq::<T>::SIZE,
         ..pin_init::zeroed()
     };
 
@@ -355,7 +431,7 @@ impl<T: DeviceOps> Adapter<T> {
             let cqe = T::cq_capacity(&data);
             // SAFETY: The core allocated `size_ib_cq` bytes for a `Cq<T>`; `data` is unset.
             unsafe {
-                Cq::<T>::data_ptr(ibcq).write(data);
+                Cq::<T>::init(ibcq, data);
                 (*ibcq).cqe = i32::try_from(cqe).unwrap_or(i32::MAX);
             }
             Ok(0)
@@ -370,7 +446,7 @@ impl<T: DeviceOps> Adapter<T> {
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         // SAFETY: `create_cq` succeeded for this CQ and this is its last op.
-        unsafe { core::ptr::drop_in_place(Cq::<T>::data_ptr(ibcq)) };
+        unsafe { Cq::<T>::drop_data(ibcq) };
         0
     }
 
@@ -429,7 +505,7 @@ impl<T: DeviceOps> Adapter<T> {
             qp::write_caps(&qi.cap, init);
             // SAFETY: The core allocated `size_ib_qp` bytes for a `Qp<T>`; `data` is unset.
             unsafe {
-                Qp::<T>::data_ptr(ibqp).write(data);
+                Qp::<T>::init(ibqp, data);
                 (*ibqp).qp_num = qpn;
             }
             Ok(0)
@@ -552,13 +628,218 @@ impl<T: DeviceOps> Adapter<T> {
     /// # Safety
     ///
     /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn attach_mcast(
+        ibqp: *mut bindings::ib_qp,
+        gid: *mut bindings::ib_gid,
+        _lid: u16,
+    ) -> c_int {
+        // SAFETY: A created QP of ours, alive for this call.
+        let qp = unsafe { Qp::from_raw(ibqp) };
+        // SAFETY: The core passes a valid GID.
+        let gid = unsafe { (*gid).raw };
+        from_result(|| T::attach_mcast(qp, gid).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn detach_mcast(
+        ibqp: *mut bindings::ib_qp,
+        gid: *mut bindings::ib_gid,
+        _lid: u16,
+    ) -> c_int {
+        // SAFETY: A created QP of ours, alive for this call.
+        let qp = unsafe { Qp::from_raw(ibqp) };
+        // SAFETY: The core passes a valid GID.
+        let gid = unsafe { (*gid).raw };
+        from_result(|| T::detach_mcast(qp, gid).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn create_ah(
+        ibah: *mut bindings::ib_ah,
+        init: *mut bindings::rdma_ah_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: The core passes valid attributes with a resolved source GID.
+            let av = qp::av_from_c(unsafe { &*(*init).ah_attr })?;
+            // SAFETY: NULL for kernel callers, else the udata of a user command.
+            let mut udata = unsafe { Udata::from_raw(udata) };
+            // SAFETY: The core set `device` to one of our devices.
+            let dev = unsafe { Self::dev((*ibah).device) };
+            let data = T::create_ah(dev, &av, udata.as_mut())?;
+            // SAFETY: The core allocated `size_ib_ah` bytes for an `Ah<T>`; `data` is unset.
+            unsafe { Ah::<T>::init(ibah, data) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn query_ah(
+        ibah: *mut bindings::ib_ah,
+        attr: *mut bindings::rdma_ah_attr,
+    ) -> c_int {
+        // SAFETY: A created AH of ours.
+        let av = T::ah_av(unsafe { Ah::<T>::from_raw(ibah) });
+        // SAFETY: A valid output for this call.
+        qp::av_write(&av, unsafe { &mut *attr }, 1);
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn destroy_ah(ibah: *mut bindings::ib_ah, _flags: u32) -> c_int {
+        // SAFETY: `create_ah` succeeded for this AH and this is its last op.
+        unsafe { Ah::<T>::drop_data(ibah) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn create_srq(
+        ibsrq: *mut bindings::ib_srq,
+        init: *mut bindings::ib_srq_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: The core passes valid, exclusive creation attributes.
+            let init = unsafe { &mut *init };
+            if init.srq_type != bindings::ib_srq_type_IB_SRQT_BASIC {
+                return Err(eopnotsupp());
+            }
+            let mut attr = SrqAttr::from_c(&init.attr);
+            // SAFETY: NULL for kernel callers, else the udata of a user command.
+            let mut udata = unsafe { Udata::from_raw(udata) };
+            // SAFETY: The core set `device` to one of our devices.
+            let dev = unsafe { Self::dev((*ibsrq).device) };
+            let data = T::create_srq(dev, &mut attr, udata.as_mut())?;
+            attr.write_to(&mut init.attr);
+            // SAFETY: The core allocated `size_ib_srq` bytes for an `Srq<T>`; `data` is unset.
+            unsafe { Srq::<T>::init(ibsrq, data) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn modify_srq(
+        ibsrq: *mut bindings::ib_srq,
+        attr: *mut bindings::ib_srq_attr,
+        mask: bindings::ib_srq_attr_mask,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            let mask = SrqMask::from_raw(mask).ok_or(EINVAL)?;
+            // SAFETY: Valid attributes for this call.
+            let attr = SrqAttr::from_c(unsafe { &*attr });
+            // SAFETY: NULL for kernel callers, else the udata of a user command.
+            let mut udata = unsafe { Udata::from_raw(udata) };
+            // SAFETY: A created SRQ of ours.
+            T::modify_srq(unsafe { Srq::from_raw(ibsrq) }, &attr, mask, udata.as_mut())?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn query_srq(
+        ibsrq: *mut bindings::ib_srq,
+        attr: *mut bindings::ib_srq_attr,
+    ) -> c_int {
+        // SAFETY: A created SRQ of ours.
+        let a = T::query_srq(unsafe { Srq::from_raw(ibsrq) });
+        // SAFETY: A valid output for this call.
+        a.write_to(unsafe { &mut *attr });
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn destroy_srq(
+        ibsrq: *mut bindings::ib_srq,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: `create_srq` succeeded for this SRQ and this is its last op.
+        unsafe { Srq::<T>::drop_data(ibsrq) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn alloc_mw(
+        ibmw: *mut bindings::ib_mw,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: The core set `device` and `type_` before calling.
+            let (dev, ty) = unsafe { (Self::dev((*ibmw).device), (*ibmw).type_) };
+            let ty = MwType::from_raw(ty).ok_or(EINVAL)?;
+            let (data, rkey) = T::alloc_mw(dev, ty)?;
+            // SAFETY: The core allocated `size_ib_mw` bytes for an `Mw<T>`; `data` is unset.
+            unsafe {
+                Mw::<T>::init(ibmw, data);
+                (*ibmw).rkey = rkey;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn dealloc_mw(ibmw: *mut bindings::ib_mw) -> c_int {
+        // SAFETY: `alloc_mw` succeeded for this MW and this is its last op.
+        unsafe { Mw::<T>::drop_data(ibmw) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
     unsafe extern "C" fn destroy_qp(
         ibqp: *mut bindings::ib_qp,
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         // SAFETY: `create_qp` succeeded for this QP and this is its last op.
-        unsafe { core::ptr::drop_in_place(Qp::<T>::data_ptr(ibqp)) };
+        unsafe { Qp::<T>::drop_data(ibqp) };
         0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn alloc_hw_port_stats(
+        _ib: *mut bindings::ib_device,
+        _port: u32,
+    ) -> *mut bindings::rdma_hw_stats {
+        counters::alloc_port_stats(T::counter_descs())
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn get_hw_stats(
+        ib: *mut bindings::ib_device,
+        stats: *mut bindings::rdma_hw_stats,
+        _port: u32,
+        _index: c_int,
+    ) -> c_int {
+        // SAFETY: One of our devices.
+        let dev = unsafe { Self::dev(ib) };
+        let values = (0..T::counter_descs().len()).map(|i| T::counter(dev, i));
+        // SAFETY: The set we allocated, locked by the core for this call.
+        unsafe { counters::fill(stats, values) }
     }
 
     /// # Safety

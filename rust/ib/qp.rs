@@ -9,6 +9,10 @@
 
 use super::{
     cq::CqRef,
+    object::{
+        Obj,
+        QpKind, //
+    },
     DeviceOps, //
 };
 use crate::{
@@ -18,54 +22,23 @@ use crate::{
         QpType, //
     },
 };
-use kernel::{
-    prelude::*,
-    types::Opaque, //
-};
+use kernel::prelude::*;
 
 /// A queue pair: the C `struct ib_qp` at offset 0, then the driver data.
-///
-/// # Invariants
-///
-/// Allocated by ib_core with `size_ib_qp = size_of::<Self>()`; `data` is initialised between a
-/// successful `create_qp` and `destroy_qp`.
-#[repr(C)]
-pub(crate) struct Qp<T: DeviceOps> {
-    ib: Opaque<bindings::ib_qp>,
-    data: T::Qp,
-}
+pub(crate) type Qp<T> = Obj<T, QpKind>;
 
-impl<T: DeviceOps> Qp<T> {
-    /// The C structure must come first.
-    pub(super) const IB_AT_OFFSET_0: () = assert!(core::mem::offset_of!(Self, ib) == 0);
-
-    /// Borrows a created QP from its C pointer.
-    ///
-    /// # Safety
-    ///
-    /// `ib` is a QP of a `Device<T>` whose `create_qp` succeeded and that is not destroyed.
-    pub(super) unsafe fn from_raw<'a>(ib: *mut bindings::ib_qp) -> &'a Self {
-        // CAST: `ib` is at offset 0 of `Self`.
-        // SAFETY: Guaranteed by the caller.
-        unsafe { &*ib.cast::<Self>() }
+impl<T: DeviceOps> Obj<T, QpKind> {
+    /// The device of this QP.
+    pub(crate) fn device(&self) -> &super::Device<T> {
+        // SAFETY: `device` is set by the core before `create_qp` and the device outlives its
+        // QPs.
+        unsafe { super::Device::from_raw((*self.as_raw()).device) }
     }
 
-    /// Where the driver data lives.
-    ///
-    /// # Safety
-    ///
-    /// `ib` was allocated by ib_core for a `Device<T>` (with `size_ib_qp`).
-    pub(super) unsafe fn data_ptr(ib: *mut bindings::ib_qp) -> *mut T::Qp {
-        // SAFETY: Guaranteed by the caller.
-        unsafe { &raw mut (*ib.cast::<Self>()).data }
-    }
-}
-
-impl<T: DeviceOps> Qp<T> {
     /// Reports an asynchronous event on this QP to its consumer (the async event file for user
     /// QPs). Process or softirq context.
     pub(crate) fn async_event(&self, event: QpEvent) {
-        let qp = self.ib.get();
+        let qp = self.as_raw();
         let mut ev = bindings::ib_event {
             device: core::ptr::null_mut(),
             event: match event {
@@ -90,14 +63,6 @@ impl<T: DeviceOps> Qp<T> {
 pub(crate) enum QpEvent {
     /// The QP went to the error state on its own (a bad work request, a transport error).
     Fatal,
-}
-
-impl<T: DeviceOps> core::ops::Deref for Qp<T> {
-    type Target = T::Qp;
-
-    fn deref(&self) -> &T::Qp {
-        &self.data
-    }
 }
 
 /// Work request and scatter/gather capacities (`struct ib_qp_cap`).
@@ -446,6 +411,16 @@ pub(crate) struct QpQuery {
     pub(crate) init_cap: QpCap,
     /// Every send WR generates a completion.
     pub(crate) sq_sig_all: bool,
+}
+
+/// Reads a RoCE address vector, for the AH trampolines in `ops.rs`.
+pub(super) fn av_from_c(c: &bindings::rdma_ah_attr) -> Result<AddressVector> {
+    AddressVector::from_c(c)
+}
+
+/// Writes an address vector, for the AH trampolines in `ops.rs`.
+pub(super) fn av_write(av: &AddressVector, c: &mut bindings::rdma_ah_attr, port: u32) {
+    av.write_to(c, port);
 }
 
 /// Converts the C view for the trampolines in `ops.rs`.

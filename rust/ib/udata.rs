@@ -63,6 +63,24 @@ impl<'a> Udata<'a> {
         UserSlice::new(out, resp.len()).writer().write_slice(resp)
     }
 
+    /// Reads exactly `buf.len()` bytes of driver input; fails if the provider sent fewer.
+    pub(crate) fn read_in(&self, buf: &mut [u8]) -> Result {
+        if self.inlen() < buf.len() {
+            return Err(EINVAL);
+        }
+        let inp = UserPtr::from_addr(self.ptr.inbuf as usize);
+        UserSlice::new(inp, buf.len()).reader().read_slice(buf)
+    }
+
+    /// Writes `data` to a user address the command carries (the rxe `modify_srq` quirk: the new
+    /// ring's mmap info goes to a pointer in the command, not to the response).
+    pub(crate) fn write_user(&mut self, addr: u64, data: &[u8]) -> Result {
+        let addr = usize::try_from(addr).map_err(|_| EFAULT)?;
+        UserSlice::new(UserPtr::from_addr(addr), data.len())
+            .writer()
+            .write_slice(data)
+    }
+
     /// Makes `buf` mappable by this user context; the handle returned unpublishes it on drop
     /// (existing mappings stay valid until `munmap`).
     pub(crate) fn publish(&mut self, buf: Arc<UserBuf>) -> Result<MmapHandle> {

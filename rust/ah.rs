@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Address handles: a RoCE address vector and its `ah_num`, the index librxe puts in UD send
+//! WQEs instead of a whole address vector.
+
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        AddressVector,
+        Device,
+        Udata, //
+    },
+    index::PoolIndex,
+};
+use kernel::prelude::*;
+
+/// The driver data of an address handle.
+pub(crate) struct RrxeAh {
+    /// The AH index (`ah_num`), returned to the device's pool on destroy.
+    _num: PoolIndex,
+    av: AddressVector,
+}
+
+impl RrxeAh {
+    /// Creates an AH. User space gets `struct rxe_create_ah_resp` (`ah_num`) when it has room
+    /// for it; older providers send whole address vectors in their WQEs instead.
+    pub(crate) fn create(
+        dev: &Device<RrxeDevice>,
+        av: &AddressVector,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<Self> {
+        let num = PoolIndex::alloc(dev.ah_pool())?;
+        if let Some(u) = udata {
+            if u.outlen() >= 8 {
+                let mut resp = [0u8; 8];
+                resp[..4].copy_from_slice(&num.get().to_ne_bytes());
+                u.respond(&resp)?;
+            }
+        }
+        Ok(Self { _num: num, av: *av })
+    }
+
+    /// The address vector.
+    pub(crate) fn av(&self) -> AddressVector {
+        self.av
+    }
+}

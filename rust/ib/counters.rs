@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Hardware counters (`rdma statistic`, `/sys/class/infiniband/*/ports/1/hw_counters`): a static
+//! table of names the driver declares, and values it reports on demand.
+
+use crate::bindings;
+use kernel::prelude::*;
+
+/// One counter's descriptor (`struct rdma_stat_desc`), for a `static` table in the driver.
+#[repr(transparent)]
+pub(crate) struct StatDesc(bindings::rdma_stat_desc);
+
+// SAFETY: The descriptor only holds a pointer to a static string; it is never written.
+unsafe impl Sync for StatDesc {}
+
+impl StatDesc {
+    /// A counter called `name`.
+    pub(crate) const fn new(name: &'static CStr) -> Self {
+        Self(bindings::rdma_stat_desc {
+            // `as_char_ptr` is not `const`; the pointer is the same.
+            #[allow(clippy::disallowed_methods)]
+            name: name.as_ptr().cast(),
+            flags: 0,
+            priv_: core::ptr::null(),
+        })
+    }
+}
+
+/// Allocates the port's counter set for ib_core (`alloc_hw_port_stats`).
+pub(super) fn alloc_port_stats(descs: &'static [StatDesc]) -> *mut bindings::rdma_hw_stats {
+    let Ok(n) = c_int::try_from(descs.len()) else {
+        return core::ptr::null_mut();
+    };
+    // SAFETY: `descs` is a static table of `n` descriptors (the C layout, `repr(transparent)`),
+    // which outlives the device.
+    unsafe {
+        bindings::rdma_alloc_hw_stats_struct(
+            descs.as_ptr().cast(),
+            n,
+            bindings::RDMA_HW_STATS_DEFAULT_LIFESPAN as c_ulong,
+        )
+    }
+}
+
+/// Fills `stats` with `values` (`get_hw_stats`); returns the number written.
+///
+/// # Safety
+///
+/// `stats` is the set [`alloc_port_stats`] allocated, locked by the core for this call.
+pub(super) unsafe fn fill(
+    stats: *mut bindings::rdma_hw_stats,
+    values: impl Iterator<Item = u64>,
+) -> c_int {
+    // SAFETY: Valid per the caller.
+    let n = usize::try_from(unsafe { (*stats).num_counters }).unwrap_or(0);
+    // SAFETY: `value` has `num_counters` elements.
+    let out = unsafe { (*stats).value.as_mut_slice(n) };
+    let mut written = 0;
+    for (slot, v) in out.iter_mut().zip(values) {
+        *slot = v;
+        written += 1;
+    }
+    written
+}

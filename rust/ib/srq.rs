@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Shared receive queues, address handles and memory windows: the C views of their attributes.
+
+use super::object::{
+    AhKind,
+    MwKind,
+    Obj,
+    SrqKind, //
+};
+use crate::bindings;
+
+/// A shared receive queue: the C `struct ib_srq` at offset 0, then the driver data.
+pub(crate) type Srq<T> = Obj<T, SrqKind>;
+
+/// An address handle: the C `struct ib_ah` at offset 0, then the driver data.
+pub(crate) type Ah<T> = Obj<T, AhKind>;
+
+/// A memory window: the C `struct ib_mw` at offset 0, then the driver data.
+pub(crate) type Mw<T> = Obj<T, MwKind>;
+
+/// SRQ attributes (`struct ib_srq_attr`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SrqAttr {
+    /// Receive work requests.
+    pub(crate) max_wr: u32,
+    /// Scatter/gather entries per WR.
+    pub(crate) max_sge: u32,
+    /// Raise the limit event when fewer WRs than this remain (0: disarmed).
+    pub(crate) srq_limit: u32,
+}
+
+impl SrqAttr {
+    pub(super) fn from_c(c: &bindings::ib_srq_attr) -> Self {
+        Self {
+            max_wr: c.max_wr,
+            max_sge: c.max_sge,
+            srq_limit: c.srq_limit,
+        }
+    }
+
+    pub(super) fn write_to(&self, c: &mut bindings::ib_srq_attr) {
+        c.max_wr = self.max_wr;
+        c.max_sge = self.max_sge;
+        c.srq_limit = self.srq_limit;
+    }
+}
+
+/// Which attributes a modify SRQ sets (`enum ib_srq_attr_mask`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SrqMask {
+    /// `IB_SRQ_MAX_WR`: resize.
+    pub(crate) max_wr: bool,
+    /// `IB_SRQ_LIMIT`: arm the limit event.
+    pub(crate) limit: bool,
+}
+
+impl SrqMask {
+    /// From the raw mask; `None` if it has unknown bits.
+    pub(super) fn from_raw(raw: u32) -> Option<Self> {
+        let max_wr = bindings::ib_srq_attr_mask_IB_SRQ_MAX_WR;
+        let limit = bindings::ib_srq_attr_mask_IB_SRQ_LIMIT;
+        if raw & !(max_wr | limit) != 0 {
+            return None;
+        }
+        Some(Self {
+            max_wr: raw & max_wr != 0,
+            limit: raw & limit != 0,
+        })
+    }
+}
+
+/// Memory window types (`enum ib_mw_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MwType {
+    /// Type 1: bound with the bind verb, lives on the PD.
+    Type1,
+    /// Type 2: bound with a BIND_MW work request to a QP.
+    Type2,
+}
+
+impl MwType {
+    pub(super) fn from_raw(raw: u32) -> Option<Self> {
+        match raw {
+            bindings::ib_mw_type_IB_MW_TYPE_1 => Some(Self::Type1),
+            bindings::ib_mw_type_IB_MW_TYPE_2 => Some(Self::Type2),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Shared receive queues: a user-produced receive ring in the rxe layout, resize (with the
+//! librxe quirk: the new ring's mmap info is written to a user pointer the command carries) and
+//! the limit.
+//!
+//! Lock: `state` (a spinlock) holds the ring and the limit; resize builds the new ring outside
+//! it and moves the posted WQEs under it.
+
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        Device,
+        MmapHandle,
+        Srq,
+        SrqAttr,
+        SrqMask,
+        Udata, //
+    },
+    index::PoolIndex,
+    limits,
+    proto::ring::{
+        self,
+        RingGeometry, //
+    },
+    queue::{
+        ring_errno,
+        KernelConsumedRing, //
+    },
+};
+use kernel::{
+    new_spinlock,
+    prelude::*,
+    sync::SpinLock, //
+};
+
+/// What the SRQ lock protects.
+struct SrqState {
+    ring: KernelConsumedRing,
+    _mmap: Option<MmapHandle>,
+    /// Raise the limit event when fewer WRs than this remain; 0 when disarmed.
+    limit: u32,
+}
+
+/// The driver data of a shared receive queue.
+pub(crate) struct RrxeSrq {
+    /// The SRQ number, returned to the device's pool on destroy.
+    _num: PoolIndex,
+    max_sge: u32,
+    state: Pin<KBox<SpinLock<SrqState>>>,
+}
+
+/// A ring for at least `max_wr` WQEs of `max_sge` SGEs, published to user space when there is a
+/// user (its `mminfo` is returned for the caller to send where librxe expects it).
+fn new_ring(
+    max_wr: u32,
+    max_sge: u32,
+    udata: Option<&mut Udata<'_>>,
+) -> Result<(KernelConsumedRing, Option<MmapHandle>)> {
+    let size = ring::recv_wqe_size(max_sge).ok_or(EINVAL)?;
+    let geo = RingGeometry::new(max_wr, size, limits::MAX_SRQ_WR).map_err(ring_errno)?;
+    let ring = KernelConsumedRing::new(geo)?;
+    let mmap = match udata {
+        Some(u) => Some(u.publish(ring.buf().clone())?),
+        None => None,
+    };
+    Ok((ring, mmap))
+}
+
+impl RrxeSrq {
+    /// Creates a basic SRQ (checks as rxe: 1..=2^20 WRs, 1..=27 SGEs, limit <= WRs) and answers
+    /// user space with `struct rxe_create_srq_resp` (`mminfo`, `srq_num`).
+    pub(crate) fn create(
+        dev: &Device<RrxeDevice>,
+        attr: &mut SrqAttr,
+        mut udata: Option<&mut Udata<'_>>,
+    ) -> Result<Self> {
+        if attr.max_wr == 0
+            || attr.max_wr > limits::MAX_SRQ_WR
+            || attr.max_sge > limits::MAX_SRQ_SGE
+        {
+            return Err(EINVAL);
+        }
+        if attr.srq_limit > attr.max_wr {
+            return Err(EINVAL);
+        }
+        let max_sge = attr.max_sge.max(1);
+        let num = PoolIndex::alloc(dev.srq_pool())?;
+        let (ring, mmap) = new_ring(attr.max_wr, max_sge, udata.as_deref_mut())?;
+        if let (Some(u), Some(h)) = (udata, &mmap) {
+            let mut resp = [0u8; 24];
+            resp[..16].copy_from_slice(&h.info().to_bytes());
+            resp[16..20].copy_from_slice(&num.get().to_ne_bytes());
+            u.respond(&resp)?;
+        }
+        *attr = SrqAttr {
+            max_wr: ring.capacity(),
+            max_sge,
+            srq_limit: attr.srq_limit,
+        };
+        Ok(Self {
+            _num: num,
+            max_sge,
+            state: KBox::pin_init(
+                new_spinlock!(
+                    SrqState {
+                        ring,
+                        _mmap: mmap,
+                        limit: attr.srq_limit,
+                    },
+                    "rrxe_srq"
+                ),
+                GFP_KERNEL,
+            )?,
+        })
+    }
+
+    /// Modify SRQ: resize (keeping the posted WQEs) and/or set the limit; unchanged on error.
+    pub(crate) fn modify(
+        srq: &Srq<RrxeDevice>,
+        attr: &SrqAttr,
+        mask: SrqMask,
+        mut udata: Option<&mut Udata<'_>>,
+    ) -> Result {
+        if mask.max_wr {
+            if attr.max_wr == 0 || attr.max_wr > limits::MAX_SRQ_WR {
+                return Err(EINVAL);
+            }
+            let limit = if mask.limit {
+                attr.srq_limit
+            } else {
+                srq.state.lock().limit
+            };
+            if limit > attr.max_wr {
+                return Err(EINVAL);
+            }
+            // librxe passes `struct rxe_modify_srq_cmd { u64 mmap_info_addr; }`.
+            let mut info_addr = None;
+            if let Some(u) = udata.as_deref() {
+                let mut cmd = [0u8; 8];
+                u.read_in(&mut cmd)?;
+                info_addr = Some(u64::from_ne_bytes(cmd));
+            }
+            let (mut ring, mmap) = new_ring(attr.max_wr, srq.max_sge, udata.as_deref_mut())?;
+            if let (Some(u), Some(addr), Some(h)) = (udata, info_addr, &mmap) {
+                u.write_user(addr, &h.info().to_bytes())?;
+            }
+            let mut st = srq.state.lock();
+            st.ring.move_unconsumed_into(&mut ring)?;
+            let old = core::mem::replace(
+                &mut *st,
+                SrqState {
+                    ring,
+                    _mmap: mmap,
+                    limit,
+                },
+            );
+            drop(st);
+            drop(old);
+        } else if mask.limit {
+            let mut st = srq.state.lock();
+            if attr.srq_limit > st.ring.capacity() {
+                return Err(EINVAL);
+            }
+            st.limit = attr.srq_limit;
+        }
+        Ok(())
+    }
+
+    /// Query SRQ.
+    pub(crate) fn query(srq: &Srq<RrxeDevice>) -> SrqAttr {
+        let st = srq.state.lock();
+        SrqAttr {
+            max_wr: st.ring.capacity(),
+            max_sge: srq.max_sge,
+            srq_limit: st.limit,
+        }
+    }
+}
