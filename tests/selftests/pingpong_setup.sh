@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong (unmodified, through librxe) get through
+# ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong and ibv_srq_pingpong (unmodified, through librxe) get through
 # resource creation, the address exchange and the RTR/RTS transitions. With the C rxe (oracle)
 # they also complete their transfers; rrxe stops at the first send until the packet pipeline
 # exists, which this test reports and accepts.
@@ -12,7 +12,7 @@ check "add $DEV" link_add "$DEV" "$NIC"
 check "IPv4 GID" wait_for 20 gid_index "$DEV" "ffff:0a00:020f"
 gidx=$(gid_index "$DEV" ffff:0a00:020f)
 port=18515
-for t in rc uc ud; do
+for t in rc uc ud srq; do
 	port=$((port + 1))
 	timeout 30 "ibv_${t}_pingpong" -d "$DEV" -g "$gidx" -n 3 -p $port >"/tmp/pp_srv_$t" 2>&1 &
 	srv=$!
