@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong and ibv_srq_pingpong (unmodified, through librxe) get through
-# resource creation, the address exchange and the RTR/RTS transitions. With the C rxe (oracle)
+# ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong and ibv_srq_pingpong (unmodified, through
+# librxe) get through resource creation, the address exchange and the RTR/RTS transitions. With
+# the C rxe (oracle)
 # they also complete their transfers; rrxe stops at the first send until the packet pipeline
 # exists, which this test reports and accepts.
 . "$(dirname "$0")/lib.sh"
