@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Completion queues: a kernel-produced ring in the rxe layout, mapped by user space (librxe
-//! polls it without system calls), and the notification arming state.
+//! Completion queues. A user CQ is a kernel-produced ring in the rxe layout, mapped by user
+//! space (librxe polls it without system calls); a kernel CQ keeps completions as `ib::Wc`
+//! values that `poll_cq` hands out. Both carry the notification arming state.
 //!
-//! Lock: `state` is held while the ring is replaced (resize) and, with the completer, while a
-//! completion is written. TODO[IRQLOCK]: the completer produces from softirq context; the lock
-//! must become irq-safe when it lands.
+//! Lock: `state` is held while a completion is written, polled, or the ring replaced (resize);
+//! nothing allocates under it. TODO[IRQLOCK]: the completer produces from softirq context; the
+//! lock must become irq-safe when it lands.
 
 use crate::{
     device::RrxeDevice,
@@ -15,12 +16,14 @@ use crate::{
         Device,
         MmapHandle,
         NotifyFlags,
-        Udata, //
+        QpHandle,
+        Udata,
+        Wc, //
     },
     kernel_ext::eopnotsupp,
     limits,
     proto::{
-        cqe::CQE_LEN,
+        cqe::Cqe,
         ring::{
             RingGeometry,
             UVERBS_WC_SIZE, //
@@ -43,11 +46,63 @@ use kernel::{
     },
 };
 
+/// Completions of a kernel CQ: a fixed circular buffer, allocated at creation.
+struct KernelCqRing {
+    slots: KVec<Wc>,
+    head: usize,
+    len: usize,
+}
+
+impl KernelCqRing {
+    fn push(&mut self, wc: Wc) -> Result {
+        if self.len >= self.slots.len() {
+            return Err(EOVERFLOW);
+        }
+        let i = self
+            .head
+            .checked_add(self.len)
+            .and_then(|i| i.checked_rem(self.slots.len()))
+            .ok_or(EOVERFLOW)?;
+        *self.slots.get_mut(i).ok_or(EOVERFLOW)? = wc;
+        self.len += 1;
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Option<Wc> {
+        if self.len == 0 {
+            return None;
+        }
+        let wc = *self.slots.get(self.head)?;
+        self.head = self.head.checked_add(1)?.checked_rem(self.slots.len())?;
+        self.len -= 1;
+        Some(wc)
+    }
+}
+
+/// Where a CQ's completions go.
+enum CqRing {
+    /// Mapped by user space: `struct ib_uverbs_wc` entries.
+    User {
+        ring: KernelProducedRing,
+        /// Dropping it unpublishes the ring.
+        _mmap: MmapHandle,
+    },
+    /// A kernel consumer's, polled through `poll_cq`.
+    Kernel(KernelCqRing),
+}
+
+impl CqRing {
+    fn unread(&self) -> u32 {
+        match self {
+            Self::User { ring, .. } => ring.unread().unwrap_or(0),
+            Self::Kernel(k) => u32::try_from(k.len).unwrap_or(u32::MAX),
+        }
+    }
+}
+
 /// What the ring lock protects.
 struct CqState {
-    ring: KernelProducedRing,
-    /// The ring's mmap entry, for user CQs; dropping it unpublishes the ring.
-    _mmap: Option<MmapHandle>,
+    ring: CqRing,
     /// Armed `NOTIFY_*` bits, cleared when an event is raised.
     armed: u32,
 }
@@ -59,20 +114,37 @@ pub(crate) struct RrxeCq {
     capacity: Atomic<u32>,
 }
 
-/// Allocates a ring of at least `cqe` completions and, for user CQs, publishes it and writes the
-/// `struct rxe_create_cq_resp` / `rxe_resize_cq_resp` (one `struct mminfo`).
-fn new_ring(
-    cqe: u32,
-    udata: Option<&mut Udata<'_>>,
-) -> Result<(KernelProducedRing, Option<MmapHandle>)> {
-    let geo = RingGeometry::new(cqe, UVERBS_WC_SIZE, limits::MAX_CQE).map_err(ring_errno)?;
-    let ring = KernelProducedRing::new(geo)?;
-    let Some(udata) = udata else {
-        return Ok((ring, None));
-    };
-    let handle = udata.publish(ring.buf().clone())?;
-    udata.respond(&handle.info().to_bytes())?;
-    Ok((ring, Some(handle)))
+/// The geometry of a CQ of at least `cqe` entries (the same rounding for user and kernel CQs).
+fn geometry(cqe: u32) -> Result<RingGeometry> {
+    RingGeometry::new(cqe, UVERBS_WC_SIZE, limits::MAX_CQE).map_err(ring_errno)
+}
+
+/// A user ring of at least `cqe` completions, published, with the `struct rxe_create_cq_resp` /
+/// `rxe_resize_cq_resp` (one `struct mminfo`) written.
+fn user_ring(cqe: u32, udata: &mut Udata<'_>) -> Result<(CqRing, u32)> {
+    let ring = KernelProducedRing::new(geometry(cqe)?)?;
+    let mmap = udata.publish(ring.buf().clone())?;
+    udata.respond(&mmap.info().to_bytes())?;
+    let cap = ring.capacity();
+    Ok((CqRing::User { ring, _mmap: mmap }, cap))
+}
+
+/// A kernel completion from a CQE and its QP.
+fn kernel_wc(c: &Cqe, qp: QpHandle) -> Wc {
+    Wc {
+        wr_id: c.wr_id,
+        status: c.status,
+        opcode: c.opcode,
+        vendor_err: c.vendor_err,
+        byte_len: c.byte_len,
+        qp,
+        ex: c.ex,
+        src_qp: c.src_qp,
+        wc_flags: c.wc_flags.to_kernel(),
+        pkey_index: c.pkey_index,
+        sl: c.sl,
+        port_num: c.port_num,
+    }
 }
 
 impl RrxeCq {
@@ -85,18 +157,28 @@ impl RrxeCq {
         if attr.flags != 0 {
             return Err(eopnotsupp());
         }
-        let (ring, mmap) = new_ring(attr.cqe, udata)?;
-        let capacity = ring.capacity();
+        let (ring, capacity) = match udata {
+            Some(u) => user_ring(attr.cqe, u)?,
+            None => {
+                let cap = geometry(attr.cqe)?.capacity();
+                let n = usize::try_from(cap).map_err(|_| EINVAL)?;
+                let mut slots = KVec::with_capacity(n, GFP_KERNEL)?;
+                for _ in 0..n {
+                    slots.push(kernel_wc(&Cqe::default(), QpHandle::NONE), GFP_KERNEL)?;
+                }
+                (
+                    CqRing::Kernel(KernelCqRing {
+                        slots,
+                        head: 0,
+                        len: 0,
+                    }),
+                    cap,
+                )
+            }
+        };
         Ok(Self {
             state: KBox::pin_init(
-                new_spinlock!(
-                    CqState {
-                        ring,
-                        _mmap: mmap,
-                        armed: 0
-                    },
-                    "rrxe_cq"
-                ),
+                new_spinlock!(CqState { ring, armed: 0 }, "rrxe_cq"),
                 GFP_KERNEL,
             )?,
             capacity: Atomic::new(capacity),
@@ -108,25 +190,21 @@ impl RrxeCq {
         self.capacity.load(Relaxed)
     }
 
-    /// Replaces the ring with one of at least `cqe` entries, keeping unread completions. Fails
-    /// with `EINVAL` when they would not fit.
+    /// Replaces a user CQ's ring with one of at least `cqe` entries, keeping unread completions.
+    /// Fails with `EINVAL` when they would not fit.
     pub(crate) fn resize(cq: &Cq<RrxeDevice>, cqe: u32, udata: &mut Udata<'_>) -> Result {
         // Build the new ring outside the lock (allocation sleeps), then move entries under it.
-        let (mut ring, mmap) = new_ring(cqe, Some(udata))?;
+        let (mut new, capacity) = user_ring(cqe, udata)?;
         let mut st = cq.state.lock();
-        st.ring.move_unread_into(&mut ring)?;
-        let capacity = ring.capacity();
+        match (&st.ring, &mut new) {
+            (CqRing::User { ring: old, .. }, CqRing::User { ring, .. }) => {
+                old.move_unread_into(ring)?
+            }
+            _ => return Err(eopnotsupp()),
+        }
         // The old mmap entry is unpublished; an existing mapping of the old ring stays valid
         // until user space unmaps it.
-        let armed = st.armed;
-        let old = core::mem::replace(
-            &mut *st,
-            CqState {
-                ring,
-                _mmap: mmap,
-                armed,
-            },
-        );
+        let old = core::mem::replace(&mut st.ring, new);
         drop(st);
         drop(old);
         cq.capacity.store(capacity, Relaxed);
@@ -145,16 +223,17 @@ impl RrxeCq {
         };
         let mut st = cq.state.lock();
         st.armed |= bits;
-        flags.report_missed() && st.ring.unread().is_ok_and(|n| n > 0)
+        flags.report_missed() && st.ring.unread() > 0
     }
-}
 
-impl RrxeCq {
-    /// Writes a completion (`struct ib_uverbs_wc`) and raises the completion event if the CQ is
-    /// armed for it. Any context; does not sleep.
-    pub(crate) fn push(cq: &Cq<RrxeDevice>, cqe: &[u8; CQE_LEN], solicited: bool) -> Result {
+    /// Writes a completion of `qp` and raises the completion event if the CQ is armed for it.
+    /// Any context; does not sleep. `EOVERFLOW` when the CQ is full.
+    pub(crate) fn push(cq: &Cq<RrxeDevice>, cqe: &Cqe, qp: QpHandle, solicited: bool) -> Result {
         let mut st = cq.state.lock();
-        st.ring.produce(cqe)?;
+        match &mut st.ring {
+            CqRing::User { ring, .. } => ring.produce(&cqe.to_uverbs())?,
+            CqRing::Kernel(k) => k.push(kernel_wc(cqe, qp))?,
+        }
         let fire =
             st.armed & NOTIFY_NEXT_COMP != 0 || (st.armed & NOTIFY_SOLICITED != 0 && solicited);
         if fire {
@@ -165,6 +244,23 @@ impl RrxeCq {
             cq.notify_completion();
         }
         Ok(())
+    }
+
+    /// Hands out up to `out.len()` completions of a kernel CQ.
+    pub(crate) fn poll(cq: &Cq<RrxeDevice>, out: &mut [Wc]) -> usize {
+        let mut st = cq.state.lock();
+        let CqRing::Kernel(k) = &mut st.ring else {
+            return 0;
+        };
+        let mut n = 0;
+        for slot in out.iter_mut() {
+            let Some(wc) = k.pop() else {
+                break;
+            };
+            *slot = wc;
+            n += 1;
+        }
+        n
     }
 }
 

@@ -17,6 +17,7 @@ use crate::{
         CqAttr,
         Device,
         DeviceAttr,
+        Mr,
         MrKeys,
         Mtu,
         MwType,
@@ -27,12 +28,15 @@ use crate::{
         QpAttr,
         QpInit,
         QpQuery,
+        RecvWrChain,
+        SendWrChain,
         Srq,
         SrqAttr,
         SrqMask,
         StatDesc,
         Udata, //
         Umem,
+        Wc,
     },
     index::IndexPool,
     limits,
@@ -74,6 +78,8 @@ pub(crate) struct RrxeDevice {
     mcast: Pin<KBox<McastTable>>,
     /// Port counters.
     counters: Counters,
+    /// Whether the GSI QP (QP1) exists.
+    gsi: Arc<Atomic<bool>>,
 }
 
 impl RrxeDevice {
@@ -98,7 +104,13 @@ impl RrxeDevice {
             ahs: Arc::pin_init(IndexPool::new(1, limits::MAX_AH), GFP_KERNEL)?,
             mcast: KBox::pin_init(McastTable::new(), GFP_KERNEL)?,
             counters: Counters::new(),
+            gsi: Arc::new(Atomic::new(false), GFP_KERNEL)?,
         }? Error)
+    }
+
+    /// The GSI QP slot.
+    pub(crate) fn gsi_claim(&self) -> &Arc<Atomic<bool>> {
+        &self.gsi
     }
 
     /// The pool of MW indices.
@@ -198,6 +210,10 @@ impl ib::DeviceOps for RrxeDevice {
         RrxeCq::req_notify(cq, flags)
     }
 
+    fn poll_cq(cq: &Cq<Self>, wc: &mut [Wc]) -> usize {
+        RrxeCq::poll(cq, wc)
+    }
+
     type Mr = RrxeMr;
 
     fn reg_user_mr(
@@ -207,6 +223,10 @@ impl ib::DeviceOps for RrxeDevice {
         access: u32,
     ) -> Result<(RrxeMr, MrKeys)> {
         RrxeMr::user(dev, umem, iova, access)
+    }
+
+    fn rereg_user_mr(mr: &Mr<Self>, flags: u32, access: u32) -> Result {
+        RrxeMr::rereg(mr, flags, access)
     }
 
     fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(RrxeMr, MrKeys)> {
@@ -225,6 +245,14 @@ impl ib::DeviceOps for RrxeDevice {
 
     fn doorbell(qp: &Qp<Self>) -> Result {
         RrxeQp::doorbell(qp)
+    }
+
+    fn post_send(qp: &Qp<Self>, wrs: &mut SendWrChain<'_>) -> Result {
+        RrxeQp::post_send(qp, wrs)
+    }
+
+    fn post_recv(qp: &Qp<Self>, wrs: &mut RecvWrChain<'_>) -> Result {
+        RrxeQp::post_recv(qp, wrs)
     }
 
     fn qp_num(qp: &RrxeQp) -> u32 {
@@ -285,6 +313,10 @@ impl ib::DeviceOps for RrxeDevice {
 
     fn query_srq(srq: &Srq<Self>) -> SrqAttr {
         RrxeSrq::query(srq)
+    }
+
+    fn post_srq_recv(srq: &Srq<Self>, wrs: &mut RecvWrChain<'_>) -> Result {
+        RrxeSrq::post_recv(srq, wrs)
     }
 
     type Mw = RrxeMw;

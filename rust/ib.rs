@@ -21,6 +21,7 @@ mod ops;
 mod qp;
 mod srq;
 mod udata;
+mod wr;
 
 pub(crate) use attr::{
     device_cap,
@@ -48,6 +49,7 @@ pub(crate) use link::{
 };
 pub(crate) use mmap::MmapHandle;
 pub(crate) use mr::{
+    Mr,
     MrKeys,
     Umem, //
 };
@@ -71,3 +73,9 @@ pub(crate) use srq::{
     SrqMask, //
 };
 pub(crate) use udata::Udata;
+pub(crate) use wr::{
+    QpHandle,
+    RecvWrChain,
+    SendWrChain,
+    Wc, //
+};

@@ -8,20 +8,30 @@ use crate::{
     device::RrxeDevice,
     ib::{
         Device,
+        Mr,
         MrKeys,
         Umem, //
     },
     index::PoolIndex,
     kernel_ext::random_u8,
 };
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
+    },
+};
+
+/// `IB_MR_REREG_ACCESS`.
+const REREG_ACCESS: u32 = 1 << 2;
 
 /// What an MR maps.
 enum MrKind {
     /// Pinned user memory, unpinned when the MR is deregistered.
     User {
         /// The pinned pages.
-        _umem: Umem,
+        umem: Umem,
     },
     /// All of kernel virtual memory (virtual DMA).
     Dma,
@@ -32,7 +42,9 @@ enum MrKind {
 pub(crate) struct RrxeMr {
     /// The MR index, returned to the device's pool when the MR is deregistered.
     _index: PoolIndex,
-    _kind: MrKind,
+    kind: MrKind,
+    /// `IB_ACCESS_*` rights (changed by re-registration).
+    access: Atomic<u32>,
 }
 
 /// Keys for MR index `index`: the index in the upper 24 bits, a random key byte below.
@@ -45,16 +57,29 @@ fn keys_for(index: u32) -> MrKeys {
 }
 
 impl RrxeMr {
-    fn new(dev: &Device<RrxeDevice>, kind: MrKind) -> Result<(Self, MrKeys)> {
+    fn new(dev: &Device<RrxeDevice>, kind: MrKind, access: u32) -> Result<(Self, MrKeys)> {
         let index = PoolIndex::alloc(dev.mr_pool())?;
         let keys = keys_for(index.get());
         Ok((
             Self {
                 _index: index,
-                _kind: kind,
+                kind,
+                access: Atomic::new(access),
             },
             keys,
         ))
+    }
+
+    /// Re-registration in place: a new PD (moved by ib_core) and/or new access rights, which
+    /// the pinned pages must allow (`EACCES` for write access to read-only memory).
+    pub(crate) fn rereg(mr: &Mr<RrxeDevice>, flags: u32, access: u32) -> Result {
+        if let MrKind::User { umem } = &mr.kind {
+            umem.check_rereg(flags, access)?;
+        }
+        if flags & REREG_ACCESS != 0 {
+            mr.access.store(access, Relaxed);
+        }
+        Ok(())
     }
 
     /// Registers pinned user memory addressed from `iova` (which may not wrap around).
@@ -62,15 +87,15 @@ impl RrxeMr {
         dev: &Device<RrxeDevice>,
         umem: Umem,
         iova: u64,
-        _access: u32,
+        access: u32,
     ) -> Result<(Self, MrKeys)> {
         iova.checked_add(umem.len()).ok_or(EINVAL)?;
-        Self::new(dev, MrKind::User { _umem: umem })
+        Self::new(dev, MrKind::User { umem }, access)
     }
 
     /// The DMA MR of a kernel PD.
-    pub(crate) fn dma(dev: &Device<RrxeDevice>, _access: u32) -> Result<(Self, MrKeys)> {
-        Self::new(dev, MrKind::Dma)
+    pub(crate) fn dma(dev: &Device<RrxeDevice>, access: u32) -> Result<(Self, MrKeys)> {
+        Self::new(dev, MrKind::Dma, access)
     }
 }
 

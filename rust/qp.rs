@@ -29,6 +29,8 @@ use crate::{
         QpCap,
         QpInit,
         QpQuery,
+        RecvWrChain,
+        SendWrChain,
         Udata, //
     },
     index::PoolIndex,
@@ -56,7 +58,13 @@ use crate::{
 use kernel::{
     new_spinlock,
     prelude::*,
-    sync::SpinLock, //
+    sync::{
+        atomic::{
+            Atomic,
+            Relaxed, //
+        },
+        Arc, SpinLock,
+    },
 };
 
 /// State and attributes, under the QP lock.
@@ -74,7 +82,7 @@ struct QueueRing {
 /// The driver data of a queue pair (the `rxe_qp` analogue).
 pub(crate) struct RrxeQp {
     /// The QP number, returned to the device's pool when the QP is destroyed.
-    qpn: PoolIndex,
+    qpn: Qpn,
     qp_type: QpType,
     /// Granted capacities.
     cap: QpCap,
@@ -87,6 +95,42 @@ pub(crate) struct RrxeQp {
     send_cq: Option<CqRef<RrxeDevice>>,
     recv_cq: Option<CqRef<RrxeDevice>>,
 }
+
+/// The QP number of the GSI QP (QP1).
+const GSI_QPN: u32 = 1;
+
+/// A QP's number: from the device's pool, or the one GSI QP's fixed QP1.
+enum Qpn {
+    /// Returned to the pool when the QP is destroyed.
+    Pooled(PoolIndex),
+    /// Released when the GSI QP is destroyed.
+    Gsi {
+        /// Holds the device's GSI slot.
+        _claim: GsiClaim,
+    },
+}
+
+/// The device's one GSI QP slot, taken while a GSI QP exists.
+pub(crate) struct GsiClaim(Arc<Atomic<bool>>);
+
+impl GsiClaim {
+    /// Takes the slot; `EBUSY` if the device already has a GSI QP.
+    fn take(slot: &Arc<Atomic<bool>>) -> Result<Self> {
+        if slot.xchg(true, Relaxed) {
+            return Err(EBUSY);
+        }
+        Ok(Self(slot.clone()))
+    }
+}
+
+impl Drop for GsiClaim {
+    fn drop(&mut self) {
+        self.0.store(false, Relaxed);
+    }
+}
+
+/// The largest receive WQE: 40 bytes and 32 SGEs of 16.
+pub(crate) const MAX_RECV_SLOT: usize = 40 + 32 * 16;
 
 /// Why a modify failed, for the kernel log, then `EINVAL`.
 fn state_errno(qpn: u32, e: QpStateError) -> Error {
@@ -123,7 +167,9 @@ impl RrxeQp {
     ) -> Result<Self> {
         let qp_type = match init.qp_type {
             Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
-            // GSI needs the kernel verbs data path; SMI does not exist on RoCE.
+            // QP1, for the MAD layer (ib_mad creates it for each port).
+            Some(QpType::Gsi) if udata.is_none() => QpType::Gsi,
+            // SMI (QP0) does not exist on RoCE.
             Some(QpType::Gsi) | Some(QpType::Smi) | None => return Err(eopnotsupp()),
         };
         if init.create_flags != 0 {
@@ -171,7 +217,13 @@ impl RrxeQp {
             resp[16..].copy_from_slice(&sq_info);
             u.respond(&resp)?;
         }
-        let qpn = PoolIndex::alloc(dev.qpn_pool())?;
+        let qpn = if qp_type == QpType::Gsi {
+            Qpn::Gsi {
+                _claim: GsiClaim::take(dev.gsi_claim())?,
+            }
+        } else {
+            Qpn::Pooled(PoolIndex::alloc(dev.qpn_pool())?)
+        };
         init.cap = granted;
         let attr = QpAttr {
             port_num: 1,
@@ -210,7 +262,10 @@ impl RrxeQp {
 
     /// The QP number.
     pub(crate) fn qpn(&self) -> u32 {
-        self.qpn.get()
+        match &self.qpn {
+            Qpn::Pooled(i) => i.get(),
+            Qpn::Gsi { .. } => GSI_QPN,
+        }
     }
 
     /// Checks the values of the attributes in `mask` (beyond what the state table checks).
@@ -277,7 +332,7 @@ impl RrxeQp {
         inner.attr.qp_state = next.to_raw();
         drop(inner);
         if next == QpState::Err && cur != QpState::Err {
-            qp.flush();
+            Self::flush(qp);
         }
         Ok(())
     }
@@ -298,35 +353,89 @@ impl RrxeQp {
             inner.state = QpState::Err;
             inner.attr.qp_state = QpState::Err.to_raw();
         }
-        qp.flush();
+        Self::flush(qp);
         qp.async_event(QpEvent::Fatal);
     }
 
     /// Completes every posted WQE of both queues with `IB_WC_WR_FLUSH_ERR`.
-    fn flush(&self) {
-        let qpn = self.qpn();
+    fn flush(qp: &Qp<RrxeDevice>) {
+        let qpn = qp.qpn();
         let mut slot = [0u8; 8];
-        if let Some(cq) = &self.send_cq {
-            let mut sq = self.sq.lock();
+        if let Some(cq) = &qp.send_cq {
+            let mut sq = qp.sq.lock();
             while let Ok(true) = sq.ring.peek(&mut slot) {
-                let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, None).to_uverbs();
+                let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, None);
                 // A full CQ loses the completion, as on hardware (the CQ overran).
-                let _ = RrxeCq::push(cq, &cqe, false);
+                let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
                 if sq.ring.pop().is_err() {
                     break;
                 }
             }
         }
-        if let (Some(cq), Some(rq)) = (&self.recv_cq, &self.rq) {
+        if let (Some(cq), Some(rq)) = (&qp.recv_cq, &qp.rq) {
             let mut rq = rq.lock();
             while let Ok(true) = rq.ring.peek(&mut slot) {
                 let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, Some(WcOpcode::Recv));
-                let _ = RrxeCq::push(cq, &cqe.to_uverbs(), false);
+                let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
                 if rq.ring.pop().is_err() {
                     break;
                 }
             }
         }
+    }
+
+    /// Kernel send work requests. Below RTS they fail (`EINVAL`); in ERR/SQE each completes with
+    /// `IB_WC_WR_FLUSH_ERR` (what `ib_drain_sq` waits for). Sending needs the packet pipeline,
+    /// which is not there yet (`EOPNOTSUPP`).
+    pub(crate) fn post_send(qp: &Qp<RrxeDevice>, wrs: &mut SendWrChain<'_>) -> Result {
+        match qp.state() {
+            QpState::Reset | QpState::Init | QpState::Rtr => Err(EINVAL),
+            QpState::Err | QpState::Sqe => {
+                for wr in wrs {
+                    let wr = wr?;
+                    if let Some(cq) = &qp.send_cq {
+                        let cqe = cqe::flush_cqe(wr.wr_id, qp.qpn(), None);
+                        RrxeCq::push(cq, &cqe, qp.handle(), false)?;
+                    }
+                }
+                Ok(())
+            }
+            QpState::Rts | QpState::Sqd => {
+                if wrs.next().is_some() {
+                    return Err(eopnotsupp());
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Kernel receive work requests: written to the receive ring in librxe's WQE format (the
+    /// responder reads both the same way). In ERR each completes with `IB_WC_WR_FLUSH_ERR` at
+    /// once (what `ib_drain_rq` waits for).
+    pub(crate) fn post_recv(qp: &Qp<RrxeDevice>, wrs: &mut RecvWrChain<'_>) -> Result {
+        let Some(rq) = &qp.rq else {
+            // Receives of an SRQ-attached QP go to the SRQ.
+            return Err(EINVAL);
+        };
+        let state = qp.state();
+        if state == QpState::Reset {
+            return Err(EINVAL);
+        }
+        for wr in wrs {
+            let wr = wr?;
+            if state == QpState::Err {
+                if let Some(cq) = &qp.recv_cq {
+                    let cqe = cqe::flush_cqe(wr.wr_id, qp.qpn(), Some(WcOpcode::Recv));
+                    RrxeCq::push(cq, &cqe, qp.handle(), false)?;
+                }
+                continue;
+            }
+            let mut slot = [0u8; MAX_RECV_SLOT];
+            wqe::encode_recv_wqe(&mut slot, wr.wr_id, wr.sges.as_slice(), qp.cap.max_recv_sge)
+                .map_err(|_| EINVAL)?;
+            rq.lock().ring.push_local(&slot)?;
+        }
+        Ok(())
     }
 
     /// The send doorbell of a user QP. Below RTS it fails (`EINVAL`, as rxe); in ERR/SQE it
@@ -337,7 +446,7 @@ impl RrxeQp {
         match qp.state() {
             QpState::Reset | QpState::Init | QpState::Rtr => return Err(EINVAL),
             QpState::Err | QpState::Sqe => {
-                qp.flush();
+                Self::flush(qp);
                 return Ok(());
             }
             QpState::Rts | QpState::Sqd => {}
@@ -363,7 +472,7 @@ impl RrxeQp {
                 sq.ring.pop()?;
                 drop(sq);
                 if let Some(cq) = &qp.send_cq {
-                    let _ = RrxeCq::push(cq, &cqe.to_uverbs(), false);
+                    let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
                 }
                 Self::fatal(qp);
                 Ok(())

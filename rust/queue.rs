@@ -99,6 +99,21 @@ impl KernelConsumedRing {
         self.geo.capacity()
     }
 
+    /// Produces an entry from the kernel side (kernel QPs and SRQs, whose rings are not mapped:
+    /// the header's producer index is the kernel's own). `ENOMEM` when the ring is full, as
+    /// rxe reports a full receive queue.
+    pub(crate) fn push_local(&mut self, entry: &[u8]) -> Result {
+        let mask = self.geo.index_mask();
+        let prod = ring::sanitize(self.buf.load_acquire(ring::HDR_PRODUCER)?, mask);
+        if ring::is_full(prod, self.cons, mask) {
+            return Err(ENOMEM);
+        }
+        let len = entry.len().min(self.geo.elem_size());
+        self.buf.write(self.geo.slot_offset(prod), &entry[..len])?;
+        self.buf
+            .store_release(ring::HDR_PRODUCER, ring::next(prod, mask))
+    }
+
     /// Consumes the slot last returned by [`Self::peek`] and publishes the consumer index.
     pub(crate) fn pop(&mut self) -> Result {
         self.cons = ring::next(self.cons, self.geo.index_mask());

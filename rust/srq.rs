@@ -12,6 +12,7 @@ use crate::{
     ib::{
         Device,
         MmapHandle,
+        RecvWrChain,
         Srq,
         SrqAttr,
         SrqMask,
@@ -19,10 +20,14 @@ use crate::{
     },
     index::PoolIndex,
     limits,
-    proto::ring::{
-        self,
-        RingGeometry, //
+    proto::{
+        ring::{
+            self,
+            RingGeometry, //
+        },
+        wqe,
     },
+    qp::MAX_RECV_SLOT,
     queue::{
         ring_errno,
         KernelConsumedRing, //
@@ -163,6 +168,18 @@ impl RrxeSrq {
                 return Err(EINVAL);
             }
             st.limit = attr.srq_limit;
+        }
+        Ok(())
+    }
+
+    /// Kernel receive work requests: written to the SRQ ring in librxe's WQE format.
+    pub(crate) fn post_recv(srq: &Srq<RrxeDevice>, wrs: &mut RecvWrChain<'_>) -> Result {
+        for wr in wrs {
+            let wr = wr?;
+            let mut slot = [0u8; MAX_RECV_SLOT];
+            wqe::encode_recv_wqe(&mut slot, wr.wr_id, wr.sges.as_slice(), srq.max_sge)
+                .map_err(|_| EINVAL)?;
+            srq.state.lock().ring.push_local(&slot)?;
         }
         Ok(())
     }

@@ -24,6 +24,16 @@ pub(crate) struct Mr<T: DeviceOps> {
 }
 
 impl<T: DeviceOps> Mr<T> {
+    /// Borrows a registered MR from its C pointer.
+    ///
+    /// # Safety
+    ///
+    /// `ib` came from [`Self::into_raw`] and is not freed during `'a`.
+    pub(super) unsafe fn from_raw<'a>(ib: *mut bindings::ib_mr) -> &'a Self {
+        // SAFETY: Guaranteed by the caller; `ib` is at offset 0.
+        unsafe { &*ib.cast::<Self>() }
+    }
+
     /// Boxes a new MR with keys `keys`; ib_core fills the rest of the C fields.
     pub(super) fn into_raw(data: T::Mr, keys: MrKeys) -> Result<*mut bindings::ib_mr> {
         let mr = KBox::new(
@@ -104,6 +114,17 @@ impl Umem {
         let umem = kernel::error::from_err_ptr(umem)?;
         Ok(Self {
             umem: NonNull::new(umem).ok_or(ENOMEM)?,
+        })
+    }
+
+    /// Checks a re-registration of this memory with `flags` and new `access` (the pages must
+    /// be writable for write access: `EACCES`).
+    pub(crate) fn check_rereg(&self, flags: u32, access: u32) -> Result {
+        let flags = c_int::try_from(flags).map_err(|_| EINVAL)?;
+        let access = c_int::try_from(access).map_err(|_| EINVAL)?;
+        // SAFETY: By the invariant the umem is live.
+        kernel::error::to_result(unsafe {
+            bindings::ib_umem_check_rereg(self.umem.as_ptr(), flags, access)
         })
     }
 

@@ -38,6 +38,11 @@ use super::{
         SrqMask, //
     },
     udata::Udata,
+    wr::{
+        RecvWrChain,
+        SendWrChain,
+        Wc, //
+    },
     Device,
     DeviceAttr,
     PortAttr, //
@@ -47,11 +52,6 @@ use crate::{
     kernel_ext::eopnotsupp,
     proto::qp_state::AttrMask, //
 };
-
-/// `-EOPNOTSUPP` as a C return value.
-fn kernel_ext_eopnotsupp() -> c_int {
-    eopnotsupp().to_errno()
-}
 use core::marker::PhantomData;
 use kernel::{
     error::from_result,
@@ -99,6 +99,10 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// `IB_CQ_REPORT_MISSED_EVENTS`. May be called in atomic context: must not sleep.
     fn req_notify_cq(cq: &Cq<Self>, flags: NotifyFlags) -> bool;
 
+    /// Moves up to `wc.len()` completions of a kernel CQ into `wc`; returns how many. Any
+    /// context: must not sleep.
+    fn poll_cq(cq: &Cq<Self>, wc: &mut [Wc]) -> usize;
+
     /// The driver data of a memory region, dropped when the MR is deregistered.
     type Mr: Send + Sync;
 
@@ -109,6 +113,10 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
         iova: u64,
         access: u32,
     ) -> Result<(Self::Mr, MrKeys)>;
+
+    /// Re-registers an MR in place (`IB_MR_REREG_PD` and/or `IB_MR_REREG_ACCESS` in `flags`;
+    /// ib_core moves the PD). New translations are not supported.
+    fn rereg_user_mr(mr: &Mr<Self>, flags: u32, access: u32) -> Result;
 
     /// The DMA MR of a kernel PD (all of memory, virtual DMA).
     fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(Self::Mr, MrKeys)>;
@@ -125,6 +133,13 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
 
     /// The send doorbell of a user QP: process the WQEs user space added to the send ring.
     fn doorbell(qp: &Qp<Self>) -> Result;
+
+    /// Posts kernel send work requests. Any context: must not sleep. On error the request the
+    /// chain last yielded is reported as `bad_wr`.
+    fn post_send(qp: &Qp<Self>, wrs: &mut SendWrChain<'_>) -> Result;
+
+    /// Posts kernel receive work requests. Any context: must not sleep.
+    fn post_recv(qp: &Qp<Self>, wrs: &mut RecvWrChain<'_>) -> Result;
 
     /// The QP number of `qp`.
     fn qp_num(qp: &Self::Qp) -> u32;
@@ -175,6 +190,9 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The current attributes.
     fn query_srq(srq: &Srq<Self>) -> SrqAttr;
 
+    /// Posts kernel receive work requests to an SRQ. Any context: must not sleep.
+    fn post_srq_recv(srq: &Srq<Self>, wrs: &mut RecvWrChain<'_>) -> Result;
+
     /// The driver data of a memory window.
     type Mw: Send + Sync;
 
@@ -212,9 +230,13 @@ impl<T: DeviceOps> Adapter<T> {
         modify_qp: Some(Self::modify_qp),
         query_qp: Some(Self::query_qp),
         post_send: Some(Self::post_send),
+        post_recv: Some(Self::post_recv),
+        post_srq_recv: Some(Self::post_srq_recv),
+        poll_cq: Some(Self::poll_cq),
         reg_user_mr: Some(Self::reg_user_mr),
         get_dma_mr: Some(Self::get_dma_mr),
         dereg_mr: Some(Self::dereg_mr),
+        rereg_user_mr: Some(Self::rereg_user_mr),
         attach_mcast: Some(Self::attach_mcast),
         detach_mcast: Some(Self::detach_mcast),
         create_ah: Some(Self::create_ah),
@@ -561,10 +583,81 @@ impl<T: DeviceOps> Adapter<T> {
             // The user doorbell (librxe's zero-WR POST_SEND write()).
             return from_result(|| T::doorbell(qp).map(|()| 0));
         }
-        // Kernel work requests need the kernel data path, which is not there yet.
-        // SAFETY: `bad_wr` is a valid output for this call.
-        unsafe { *bad_wr = wr };
-        kernel_ext_eopnotsupp()
+        // SAFETY: The caller's chain is valid for this call.
+        let mut chain = unsafe { SendWrChain::new(wr) };
+        let r = T::post_send(qp, &mut chain);
+        if r.is_err() {
+            // SAFETY: `bad_wr` is a valid output for this call.
+            unsafe { *bad_wr = chain.current() };
+        }
+        from_result(|| r.map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn post_recv(
+        ibqp: *mut bindings::ib_qp,
+        wr: *const bindings::ib_recv_wr,
+        bad_wr: *mut *const bindings::ib_recv_wr,
+    ) -> c_int {
+        // SAFETY: A created QP of ours.
+        let qp = unsafe { Qp::<T>::from_raw(ibqp) };
+        // SAFETY: The caller's chain is valid for this call.
+        let mut chain = unsafe { RecvWrChain::new(wr) };
+        let r = T::post_recv(qp, &mut chain);
+        if r.is_err() {
+            // SAFETY: `bad_wr` is a valid output for this call.
+            unsafe { *bad_wr = chain.current() };
+        }
+        from_result(|| r.map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn post_srq_recv(
+        ibsrq: *mut bindings::ib_srq,
+        wr: *const bindings::ib_recv_wr,
+        bad_wr: *mut *const bindings::ib_recv_wr,
+    ) -> c_int {
+        // SAFETY: A created SRQ of ours.
+        let srq = unsafe { Srq::<T>::from_raw(ibsrq) };
+        // SAFETY: The caller's chain is valid for this call.
+        let mut chain = unsafe { RecvWrChain::new(wr) };
+        let r = T::post_srq_recv(srq, &mut chain);
+        if r.is_err() {
+            // SAFETY: `bad_wr` is a valid output for this call.
+            unsafe { *bad_wr = chain.current() };
+        }
+        from_result(|| r.map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn poll_cq(
+        ibcq: *mut bindings::ib_cq,
+        num: c_int,
+        wc: *mut bindings::ib_wc,
+    ) -> c_int {
+        // SAFETY: A created CQ of ours.
+        let cq = unsafe { Cq::<T>::from_raw(ibcq) };
+        let want = usize::try_from(num).unwrap_or(0);
+        let mut done = 0;
+        while done < want {
+            let mut tmp: [Wc; 16] = core::array::from_fn(|_| Wc::EMPTY);
+            let n = T::poll_cq(cq, &mut tmp[..(want - done).min(16)]);
+            for (i, w) in tmp.iter().take(n).enumerate() {
+                // SAFETY: `wc` has room for `num` completions.
+                w.write_to(unsafe { &mut *wc.add(done + i) });
+            }
+            done += n;
+            if n < 16 {
+                break;
+            }
+        }
+        c_int::try_from(done).unwrap_or(c_int::MAX)
     }
 
     /// # Safety
@@ -595,6 +688,35 @@ impl<T: DeviceOps> Adapter<T> {
             Mr::<T>::into_raw(data, keys)
         })();
         r.unwrap_or_else(|e| e.to_ptr())
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    #[allow(clippy::too_many_arguments)] // The C signature.
+    unsafe extern "C" fn rereg_user_mr(
+        mr: *mut bindings::ib_mr,
+        flags: c_int,
+        _start: u64,
+        _length: u64,
+        _iova: u64,
+        access: c_int,
+        _pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> *mut bindings::ib_mr {
+        let r = (|| {
+            let flags = u32::try_from(flags).map_err(|_| EINVAL)?;
+            let supported = bindings::ib_mr_rereg_flags_IB_MR_REREG_PD
+                | bindings::ib_mr_rereg_flags_IB_MR_REREG_ACCESS;
+            if flags & !supported != 0 {
+                return Err(eopnotsupp());
+            }
+            // SAFETY: One of our MRs, alive for this call.
+            let mr = unsafe { Mr::<T>::from_raw(mr) };
+            T::rereg_user_mr(mr, flags, u32::try_from(access).map_err(|_| EINVAL)?)
+        })();
+        // NULL: re-registered in place.
+        r.map_or_else(|e| e.to_ptr(), |()| core::ptr::null_mut())
     }
 
     /// # Safety

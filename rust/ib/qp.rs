@@ -28,6 +28,11 @@ use kernel::prelude::*;
 pub(crate) type Qp<T> = Obj<T, QpKind>;
 
 impl<T: DeviceOps> Obj<T, QpKind> {
+    /// The handle kernel completions of this QP carry.
+    pub(crate) fn handle(&self) -> super::QpHandle {
+        super::QpHandle::new(self.as_raw())
+    }
+
     /// The device of this QP.
     pub(crate) fn device(&self) -> &super::Device<T> {
         // SAFETY: `device` is set by the core before `create_qp` and the device outlives its

@@ -139,6 +139,18 @@ impl WcFlags {
     /// which libibverbs reads as `IBV_WC_IP_CSUM_OK`; C rxe copies the kernel value into user
     /// completions, so its users never see `IBV_WC_WITH_INV`. rrxe reports the user value.
     pub(crate) const WITH_INV: u32 = 1 << 3;
+
+    /// The kernel's `IB_WC_WITH_INVALIDATE` (1 << 2), for kernel CQs.
+    pub(crate) const KERNEL_WITH_INVALIDATE: u32 = 1 << 2;
+
+    /// The same flags with the kernel's values (`enum ib_wc_flags`), for kernel consumers.
+    pub(crate) const fn to_kernel(self) -> u32 {
+        let mut k = self.0 & (Self::GRH | Self::WITH_IMM);
+        if self.0 & Self::WITH_INV != 0 {
+            k |= Self::KERNEL_WITH_INVALIDATE;
+        }
+        k
+    }
 }
 
 /// A completion as user space reads it, `struct ib_uverbs_wc`: the fields below, in this order

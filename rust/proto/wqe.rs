@@ -611,3 +611,50 @@ impl RecvWqe {
         sge_at(slot, RECV_WQE_HDR_LEN, self.num_sge, i)
     }
 }
+
+/// Writes a receive WQE (`struct rxe_recv_wqe`) for a kernel work request into `slot`: the
+/// kernel posts into the same ring format user space uses. Fails if the SGEs do not fit in the
+/// slot or exceed `max_sge`, or their lengths overflow.
+pub(crate) fn encode_recv_wqe(
+    slot: &mut [u8],
+    wr_id: u64,
+    sges: &[Sge],
+    max_sge: u32,
+) -> Result<(), WqeError> {
+    let num = u32::try_from(sges.len()).map_err(|_| WqeError::TooManySge)?;
+    if num > max_sge {
+        return Err(WqeError::TooManySge);
+    }
+    let end = sge_bytes(num)
+        .and_then(|b| b.checked_add(RECV_WQE_HDR_LEN))
+        .ok_or(WqeError::TooManySge)?;
+    let out = slot.get_mut(..end).ok_or(WqeError::Truncated)?;
+    let mut length: u32 = 0;
+    for sge in sges {
+        length = length
+            .checked_add(sge.length)
+            .ok_or(WqeError::LengthOverflow)?;
+    }
+    out.fill(0);
+    put(out, 0, &wr_id.to_le_bytes());
+    put(out, OFF_RECV_DMA_LENGTH, &length.to_le_bytes());
+    put(out, OFF_RECV_DMA_NUM_SGE, &num.to_le_bytes());
+    let mut off = RECV_WQE_HDR_LEN;
+    for sge in sges {
+        put(out, off, &sge.addr.to_le_bytes());
+        put(out, off + 8, &sge.length.to_le_bytes());
+        put(out, off + 12, &sge.lkey.to_le_bytes());
+        off += SGE_LEN;
+    }
+    Ok(())
+}
+
+/// Copies `bytes` into `out` at `off` if it fits (callers size `out` first).
+fn put(out: &mut [u8], off: usize, bytes: &[u8]) {
+    if let Some(dst) = off
+        .checked_add(bytes.len())
+        .and_then(|end| out.get_mut(off..end))
+    {
+        dst.copy_from_slice(bytes);
+    }
+}

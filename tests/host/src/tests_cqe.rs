@@ -136,3 +136,11 @@ fn flush_completions() {
     let bytes = c.to_uverbs();
     assert_eq!(&bytes[8..16], &[5, 0, 0, 0, 128, 0, 0, 0]);
 }
+
+#[test]
+fn wc_flags_translate_to_kernel_values() {
+    assert_eq!(WcFlags(WcFlags::GRH | WcFlags::WITH_IMM).to_kernel(), 3);
+    assert_eq!(WcFlags(WcFlags::WITH_INV).to_kernel(), 4);
+    assert_eq!(WcFlags(0xffff_ffff).to_kernel(), 7);
+    assert_eq!(WcFlags(0).to_kernel(), 0);
+}

@@ -743,3 +743,50 @@ fn fuzz_send_and_recv_never_panic_and_keep_invariants() {
     }
     assert!(accepted > 1000, "only {accepted} accepted");
 }
+
+#[test]
+fn kernel_recv_wqes_round_trip_through_the_parser() {
+    use crate::proto::wqe::encode_recv_wqe;
+    let sges = [
+        Sge {
+            addr: 0x1000,
+            length: 100,
+            lkey: 0x1234_5601,
+        },
+        Sge {
+            addr: 0xffff_8000_0000_2000,
+            length: 28,
+            lkey: 7,
+        },
+    ];
+    let mut slot = vec![0xaau8; 128];
+    encode_recv_wqe(&mut slot, 0xdead_beef, &sges, 4).unwrap();
+    let w = parse_recv_wqe(&slot, 4).unwrap();
+    assert_eq!((w.wr_id, w.length, w.num_sge), (0xdead_beef, 128, 2));
+    assert_eq!(w.sge(&slot, 1), Some(sges[1]));
+    // Too many SGEs for the queue, a slot too small, lengths that overflow.
+    assert_eq!(
+        encode_recv_wqe(&mut slot, 1, &sges, 1),
+        Err(WqeError::TooManySge)
+    );
+    assert_eq!(
+        encode_recv_wqe(&mut slot[..60], 1, &sges, 4),
+        Err(WqeError::Truncated)
+    );
+    let huge = [
+        Sge {
+            addr: 0,
+            length: u32::MAX,
+            lkey: 0,
+        },
+        Sge {
+            addr: 0,
+            length: 1,
+            lkey: 0,
+        },
+    ];
+    assert_eq!(
+        encode_recv_wqe(&mut slot, 1, &huge, 4),
+        Err(WqeError::LengthOverflow)
+    );
+}
