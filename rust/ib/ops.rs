@@ -41,7 +41,8 @@ use super::{
     wr::{
         RecvWrChain,
         SendWrChain,
-        Wc, //
+        Wc,
+        WrChain, //
     },
     Device,
     DeviceAttr,
@@ -57,6 +58,27 @@ use kernel::{
     error::from_result,
     prelude::*, //
 };
+
+/// Runs a post verb over a work request chain; on failure reports the request the driver was
+/// working on as `bad_wr`.
+///
+/// # Safety
+///
+/// `wr` is a valid chain and `bad_wr` a valid output, both for the duration of the call.
+unsafe fn post_chain<W>(
+    wr: *const W,
+    bad_wr: *mut *const W,
+    post: impl FnOnce(&mut WrChain<'_, W>) -> Result,
+) -> c_int {
+    // SAFETY: Guaranteed by the caller.
+    let mut chain = unsafe { WrChain::new(wr) };
+    let r = post(&mut chain);
+    if r.is_err() {
+        // SAFETY: Guaranteed by the caller.
+        unsafe { *bad_wr = chain.current() };
+    }
+    from_result(|| r.map(|()| 0))
+}
 
 /// An RDMA device driver: the data behind each [`Device`] and its verbs.
 ///
@@ -583,14 +605,8 @@ impl<T: DeviceOps> Adapter<T> {
             // The user doorbell (librxe's zero-WR POST_SEND write()).
             return from_result(|| T::doorbell(qp).map(|()| 0));
         }
-        // SAFETY: The caller's chain is valid for this call.
-        let mut chain = unsafe { SendWrChain::new(wr) };
-        let r = T::post_send(qp, &mut chain);
-        if r.is_err() {
-            // SAFETY: `bad_wr` is a valid output for this call.
-            unsafe { *bad_wr = chain.current() };
-        }
-        from_result(|| r.map(|()| 0))
+        // SAFETY: The caller's chain is valid and `bad_wr` writable for this call.
+        unsafe { post_chain(wr, bad_wr, |chain| T::post_send(qp, chain)) }
     }
 
     /// # Safety
@@ -603,14 +619,8 @@ impl<T: DeviceOps> Adapter<T> {
     ) -> c_int {
         // SAFETY: A created QP of ours.
         let qp = unsafe { Qp::<T>::from_raw(ibqp) };
-        // SAFETY: The caller's chain is valid for this call.
-        let mut chain = unsafe { RecvWrChain::new(wr) };
-        let r = T::post_recv(qp, &mut chain);
-        if r.is_err() {
-            // SAFETY: `bad_wr` is a valid output for this call.
-            unsafe { *bad_wr = chain.current() };
-        }
-        from_result(|| r.map(|()| 0))
+        // SAFETY: The caller's chain is valid and `bad_wr` writable for this call.
+        unsafe { post_chain(wr, bad_wr, |chain| T::post_recv(qp, chain)) }
     }
 
     /// # Safety
@@ -623,14 +633,8 @@ impl<T: DeviceOps> Adapter<T> {
     ) -> c_int {
         // SAFETY: A created SRQ of ours.
         let srq = unsafe { Srq::<T>::from_raw(ibsrq) };
-        // SAFETY: The caller's chain is valid for this call.
-        let mut chain = unsafe { RecvWrChain::new(wr) };
-        let r = T::post_srq_recv(srq, &mut chain);
-        if r.is_err() {
-            // SAFETY: `bad_wr` is a valid output for this call.
-            unsafe { *bad_wr = chain.current() };
-        }
-        from_result(|| r.map(|()| 0))
+        // SAFETY: The caller's chain is valid and `bad_wr` writable for this call.
+        unsafe { post_chain(wr, bad_wr, |chain| T::post_srq_recv(srq, chain)) }
     }
 
     /// # Safety

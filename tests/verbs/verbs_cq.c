@@ -14,31 +14,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-static int failures;
+#include "common.h"
 
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (cond) {                                                                \
-			printf("# ok: " __VA_ARGS__);                                      \
-		} else {                                                                   \
-			printf("# FAIL (%s:%d, errno %d): ", __FILE__, __LINE__, errno);   \
-			printf(__VA_ARGS__);                                               \
-			failures++;                                                        \
-		}                                                                          \
-		printf("\n");                                                              \
-	} while (0)
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 /* The offsets of this process's mappings of the uverbs file, from /proc/self/maps. */
 static int uverbs_maps(unsigned long long *offs, size_t *lens, int max)
@@ -76,7 +53,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	ctx = open_dev(argv[1]);
+	ctx = open_device(argv[1]);
 	CHECK(ctx, "open %s", argv[1]);
 	if (!ctx)
 		return 1;

@@ -9,16 +9,15 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "common.h"
+
 int main(int argc, char **argv)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
+	struct ibv_context *ctx;
 
 	if (argc < 3)
 		return 2;
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
+	ctx = open_device(argv[1]);
 	if (!ctx || !ibv_alloc_pd(ctx) || !ibv_create_cq(ctx, 64, NULL, NULL, 0)) {
 		perror("verbs_hold");
 		return 1;

@@ -18,19 +18,8 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
-static int failures;
+#include "common.h"
 
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (cond) {                                                                \
-			printf("# ok: " __VA_ARGS__);                                      \
-		} else {                                                                   \
-			printf("# FAIL (%s:%d, errno %d): ", __FILE__, __LINE__, errno);   \
-			printf(__VA_ARGS__);                                               \
-			failures++;                                                        \
-		}                                                                          \
-		printf("\n");                                                              \
-	} while (0)
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -264,7 +253,6 @@ static void odd_atomic(struct rxe_send_wqe *w)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
 	int rounds;
 
 	if (argc < 3) {
@@ -273,10 +261,7 @@ int main(int argc, char **argv)
 	}
 	gid_index = atoi(argv[2]);
 	rounds = argc > 3 ? atoi(argv[3]) : 50;
-	list = ibv_get_device_list(NULL);
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
+	ctx = open_device(argv[1]);
 	CHECK(ctx && !ibv_query_gid(ctx, 1, gid_index, &gid), "open %s, GID %d", argv[1],
 	      gid_index);
 	if (!ctx)

@@ -15,19 +15,8 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
-static int failures;
+#include "common.h"
 
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (cond) {                                                                \
-			printf("# ok: " __VA_ARGS__);                                      \
-		} else {                                                                   \
-			printf("# FAIL (%s:%d, errno %d): ", __FILE__, __LINE__, errno);   \
-			printf(__VA_ARGS__);                                               \
-			failures++;                                                        \
-		}                                                                          \
-		printf("\n");                                                              \
-	} while (0)
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -273,7 +262,6 @@ static void ud_machine(void)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
 	struct ibv_qp *qp;
 
 	if (argc < 3) {
@@ -282,10 +270,7 @@ int main(int argc, char **argv)
 	}
 	strict = !(argc > 3 && !strcmp(argv[3], "--rxe-compatible"));
 	gid_index = atoi(argv[2]);
-	list = ibv_get_device_list(NULL);
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
+	ctx = open_device(argv[1]);
 	CHECK(ctx, "open %s", argv[1]);
 	if (!ctx)
 		return 1;
