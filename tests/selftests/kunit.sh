@@ -10,12 +10,22 @@ modprobe -r rrxe 2>/dev/null
 dmesg -C
 check "load rrxe" modprobe rrxe
 pass=0 failed=0
+log=$(dmesg | sed 's/^\[[^]]*\] //')
 for s in $SUITES; do
-	line=$(dmesg | grep -E "# $s: pass:[0-9]+ fail:[0-9]+" | tail -n1)
-	[ -n "$line" ] || { diag "suite $s did not run"; failed=$((failed + 1)); continue; }
-	diag "${line#*] }"
-	p=$(echo "$line" | sed -E 's/.*pass:([0-9]+).*/\1/')
-	f=$(echo "$line" | sed -E 's/.*fail:([0-9]+).*/\1/')
+	# The suite's test cases are the indented "ok"/"not ok" lines between its "# Subtest:" line
+	# and its own result line (suites of one test print no totals line).
+	read -r p f done < <(echo "$log" | awk -v s="$s" '
+		!done && $0 == "    # Subtest: " s { on = 1; next }
+		on && /^    ok / { p++ }
+		on && /^    not ok / { f++ }
+		on && $0 ~ ("^(not )?ok [0-9]+ " s "$") { on = 0; done = 1 }
+		END { print p + 0, f + 0, done + 0 }')
+	if [ "$done" -ne 1 ]; then
+		diag "suite $s did not run"
+		failed=$((failed + 1))
+		continue
+	fi
+	diag "$s: $p passed, $f failed"
 	pass=$((pass + p)) failed=$((failed + f))
 done
 dmesg | grep -E "^\[.*\] +(not ok|# .*(Expected|ASSERT|EXPECT))" | sed 's/^/# /'

@@ -30,4 +30,6 @@ mod tests_qp_state;
 #[cfg(test)]
 mod tests_ring;
 #[cfg(test)]
+mod tests_seq;
+#[cfg(test)]
 mod tests_wqe;

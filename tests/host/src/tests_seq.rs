@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Tests of the sequencing decisions in `proto::seq`.
+//!
+//! The expected opcodes are the raw IBA values of `include/rdma/ib_pack.h`, and the expected
+//! sequence, PSN and acknowledgement decisions are transcribed from the C driver's
+//! `next_opcode_rc`/`next_opcode_uc` (`rxe_req.c`), `check_psn`/`check_op_seq` (`rxe_resp.c`) and
+//! `check_ack` (`rxe_comp.c`), not derived from the code under test.
+
+use crate::proto::cqe::WcStatus;
+use crate::proto::hdr::Aeth;
+use crate::proto::opcode::Opcode;
+use crate::proto::opcode::Position;
+use crate::proto::psn::Psn;
+use crate::proto::qp_state::QpType;
+use crate::proto::seq::ack_due;
+use crate::proto::seq::check_request_sequence;
+use crate::proto::seq::classify_ack;
+use crate::proto::seq::classify_request_psn;
+use crate::proto::seq::duplicate_action;
+use crate::proto::seq::packets_for;
+use crate::proto::seq::position;
+use crate::proto::seq::read_response_opcode;
+use crate::proto::seq::request_opcode;
+use crate::proto::seq::AckDecision;
+use crate::proto::seq::DuplicateAction;
+use crate::proto::seq::RespPsn;
+use crate::proto::seq::RetryCounter;
+use crate::proto::seq::SeqError;
+use crate::proto::seq::MAX_PKT_PER_ACK;
+use crate::proto::wqe::WrOpcode;
+
+/// Every work request opcode.
+const WR_ALL: [WrOpcode; 12] = [
+    WrOpcode::RdmaWrite,
+    WrOpcode::RdmaWriteWithImm,
+    WrOpcode::Send,
+    WrOpcode::SendWithImm,
+    WrOpcode::RdmaRead,
+    WrOpcode::AtomicCmpAndSwp,
+    WrOpcode::AtomicFetchAndAdd,
+    WrOpcode::LocalInv,
+    WrOpcode::BindMw,
+    WrOpcode::SendWithInv,
+    WrOpcode::Flush,
+    WrOpcode::AtomicWrite,
+];
+
+/// Every position, in the order the multi-packet rows of [`VALID`] list their opcodes.
+const POS_ALL: [Position; 4] = [
+    Position::First,
+    Position::Middle,
+    Position::Last,
+    Position::Only,
+];
+
+/// Every valid multi-packet combination: queue pair type, work request and the FIRST, MIDDLE,
+/// LAST and ONLY opcodes.
+const MULTI: &[(QpType, WrOpcode, [u8; 4])] = &[
+    (QpType::Rc, WrOpcode::Send, [0x00, 0x01, 0x02, 0x04]),
+    (QpType::Rc, WrOpcode::SendWithImm, [0x00, 0x01, 0x03, 0x05]),
+    (QpType::Rc, WrOpcode::SendWithInv, [0x00, 0x01, 0x16, 0x17]),
+    (QpType::Rc, WrOpcode::RdmaWrite, [0x06, 0x07, 0x08, 0x0a]),
+    (
+        QpType::Rc,
+        WrOpcode::RdmaWriteWithImm,
+        [0x06, 0x07, 0x09, 0x0b],
+    ),
+    (QpType::Uc, WrOpcode::Send, [0x20, 0x21, 0x22, 0x24]),
+    (QpType::Uc, WrOpcode::SendWithImm, [0x20, 0x21, 0x23, 0x25]),
+    (QpType::Uc, WrOpcode::RdmaWrite, [0x26, 0x27, 0x28, 0x2a]),
+    (
+        QpType::Uc,
+        WrOpcode::RdmaWriteWithImm,
+        [0x26, 0x27, 0x29, 0x2b],
+    ),
+];
+
+/// Every valid single-packet combination: queue pair type, work request and the ONLY opcode.
+const SINGLE: &[(QpType, WrOpcode, u8)] = &[
+    (QpType::Rc, WrOpcode::RdmaRead, 0x0c),
+    (QpType::Rc, WrOpcode::AtomicCmpAndSwp, 0x13),
+    (QpType::Rc, WrOpcode::AtomicFetchAndAdd, 0x14),
+    (QpType::Rc, WrOpcode::Flush, 0x1c),
+    (QpType::Rc, WrOpcode::AtomicWrite, 0x1d),
+    (QpType::Ud, WrOpcode::Send, 0x64),
+    (QpType::Ud, WrOpcode::SendWithImm, 0x65),
+    (QpType::Gsi, WrOpcode::Send, 0x64),
+    (QpType::Gsi, WrOpcode::SendWithImm, 0x65),
+];
+
+/// The expected opcode of packet `pos` (an index into [`POS_ALL`]) of a `wr` message on `qp`.
+fn expected_opcode(qp: QpType, wr: WrOpcode, pos: usize) -> Option<Opcode> {
+    if let Some((_, _, ops)) = MULTI.iter().find(|(q, w, _)| *q == qp && *w == wr) {
+        return ops.get(pos).copied().map(Opcode);
+    }
+    let (_, _, op) = SINGLE.iter().find(|(q, w, _)| *q == qp && *w == wr)?;
+    (POS_ALL.get(pos) == Some(&Position::Only)).then_some(Opcode(*op))
+}
+
+#[test]
+fn request_opcode_covers_every_combination() {
+    let mut valid = 0;
+    for qp in QpType::ALL {
+        for wr in WR_ALL {
+            for (i, pos) in POS_ALL.into_iter().enumerate() {
+                let got = request_opcode(qp, wr, pos);
+                assert_eq!(got, expected_opcode(qp, wr, i), "{qp:?} {wr:?} {pos:?}");
+                if let Some(op) = got {
+                    valid += 1;
+                    let info = op.info().unwrap();
+                    assert!(info.is_request);
+                    assert_eq!(info.position, pos);
+                }
+            }
+        }
+    }
+    assert_eq!(valid, 9 * 4 + 9);
+}
+
+#[test]
+fn segmentation_counts_at_the_boundaries() {
+    let mtu = 1024;
+    assert_eq!(packets_for(0, mtu), Some(1));
+    assert_eq!(packets_for(1, mtu), Some(1));
+    assert_eq!(packets_for(mtu - 1, mtu), Some(1));
+    assert_eq!(packets_for(mtu, mtu), Some(1));
+    assert_eq!(packets_for(mtu + 1, mtu), Some(2));
+    assert_eq!(packets_for(2 * mtu, mtu), Some(2));
+    assert_eq!(packets_for(2 * mtu + 1, mtu), Some(3));
+    assert_eq!(packets_for(1 << 31, mtu), Some(1 << 21));
+    assert_eq!(packets_for(1 << 31, 4096), Some(1 << 19));
+    assert_eq!(packets_for((1 << 31) + 1, 4096), Some((1 << 19) + 1));
+    assert_eq!(packets_for(u32::MAX, 256), Some(1 << 24));
+    assert_eq!(packets_for(u32::MAX, 1), Some(u32::MAX));
+    assert_eq!(packets_for(0, 0), None);
+    assert_eq!(packets_for(4096, 0), None);
+}
+
+#[test]
+fn positions_within_a_message() {
+    assert_eq!(position(0, 0), None);
+    assert_eq!(position(0, 1), Some(Position::Only));
+    assert_eq!(position(1, 1), None);
+    assert_eq!(position(0, 2), Some(Position::First));
+    assert_eq!(position(1, 2), Some(Position::Last));
+    assert_eq!(position(2, 2), None);
+    assert_eq!(position(1, 3), Some(Position::Middle));
+    assert_eq!(position(2, 3), Some(Position::Last));
+    assert_eq!(position(1, u32::MAX), Some(Position::Middle));
+    assert_eq!(position(u32::MAX - 1, u32::MAX), Some(Position::Last));
+    assert_eq!(position(u32::MAX, u32::MAX), None);
+}
+
+#[test]
+fn a_segmented_message_walks_first_middle_last() {
+    let count = packets_for(3 * 4096 + 1, 4096).unwrap();
+    let ops: [Option<Opcode>; 4] = core::array::from_fn(|i| {
+        let pos = position(u32::try_from(i).unwrap(), count)?;
+        request_opcode(QpType::Rc, WrOpcode::SendWithImm, pos)
+    });
+    assert_eq!(ops, [0x00, 0x01, 0x01, 0x03].map(|op| Some(Opcode(op))));
+    assert_eq!(position(4, count), None);
+}
+
+#[test]
+fn read_response_opcodes() {
+    assert_eq!(read_response_opcode(0, 1), Some(Opcode(0x10)));
+    assert_eq!(read_response_opcode(0, 2), Some(Opcode(0x0d)));
+    assert_eq!(read_response_opcode(1, 2), Some(Opcode(0x0f)));
+    assert_eq!(read_response_opcode(0, 3), Some(Opcode(0x0d)));
+    assert_eq!(read_response_opcode(1, 3), Some(Opcode(0x0e)));
+    assert_eq!(read_response_opcode(2, 3), Some(Opcode(0x0f)));
+    assert_eq!(read_response_opcode(3, 3), None);
+    assert_eq!(read_response_opcode(0, 0), None);
+}
+
+#[test]
+fn request_psn_classification_around_the_wrap() {
+    let c = |psn: u32, epsn: u32| classify_request_psn(Psn::new(psn), Psn::new(epsn));
+    assert_eq!(c(0, 0), RespPsn::Expected);
+    assert_eq!(c(1, 0), RespPsn::OutOfSequence);
+    assert_eq!(c(0x7f_ffff, 0), RespPsn::OutOfSequence);
+    assert_eq!(c(0x80_0000, 0), RespPsn::Duplicate);
+    assert_eq!(c(0xff_ffff, 0), RespPsn::Duplicate);
+    // Expected PSN just before the wrap: PSNs after the wrap are ahead.
+    let e = 0xff_fffe;
+    assert_eq!(c(0xff_ffff, e), RespPsn::OutOfSequence);
+    assert_eq!(c(0, e), RespPsn::OutOfSequence);
+    assert_eq!(c(1, e), RespPsn::OutOfSequence);
+    assert_eq!(c(0xff_fffd, e), RespPsn::Duplicate);
+    assert_eq!(c(0x7f_fffd, e), RespPsn::OutOfSequence);
+    assert_eq!(c(0x7f_fffe, e), RespPsn::Duplicate);
+    // Expected PSN just after the wrap: PSNs before the wrap are behind.
+    assert_eq!(c(4, 5), RespPsn::Duplicate);
+    assert_eq!(c(0xff_ffff, 5), RespPsn::Duplicate);
+    assert_eq!(c(0x80_0004, 5), RespPsn::OutOfSequence);
+    assert_eq!(c(0x80_0005, 5), RespPsn::Duplicate);
+    assert_eq!(c(0x80_0006, 5), RespPsn::Duplicate);
+    assert_eq!(RespPsn::OutOfSequence.nak_syndrome(), Some(0x60));
+    assert_eq!(RespPsn::Duplicate.nak_syndrome(), None);
+    assert_eq!(RespPsn::Expected.nak_syndrome(), None);
+}
+
+#[test]
+fn duplicate_requests_are_reacked_or_replayed() {
+    for op in [
+        0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x16, 0x17,
+    ] {
+        assert_eq!(
+            duplicate_action(Opcode(op)),
+            Some(DuplicateAction::Reack),
+            "{op:#x}"
+        );
+    }
+    for op in [0x0c, 0x13, 0x14, 0x1c, 0x1d] {
+        assert_eq!(
+            duplicate_action(Opcode(op)),
+            Some(DuplicateAction::Replay),
+            "{op:#x}"
+        );
+    }
+    for op in [0x0d, 0x10, 0x11, 0x12, 0x15, 0xff] {
+        assert_eq!(duplicate_action(Opcode(op)), None, "{op:#x}");
+    }
+}
+
+/// RC request opcodes.
+const RC_REQ: &[u8] = &[
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x13, 0x14, 0x16,
+    0x17, 0x1c, 0x1d,
+];
+/// UC request opcodes.
+const UC_REQ: &[u8] = &[
+    0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2a, 0x2b,
+];
+
+/// The C driver's `check_op_seq`, transcribed: what may follow `prev` (`None` for `-1`).
+fn reference(prev: Option<u8>, next: u8) -> Result<(), SeqError> {
+    let allowed: &[u8] = match prev {
+        Some(0x00 | 0x01) => &[0x01, 0x02, 0x03, 0x16],
+        Some(0x06 | 0x07) => &[0x07, 0x08, 0x09],
+        Some(0x20 | 0x21) => &[0x21, 0x22, 0x23],
+        Some(0x26 | 0x27) => &[0x27, 0x28, 0x29],
+        _ => {
+            let middle_or_last = [
+                0x01, 0x02, 0x03, 0x16, 0x07, 0x08, 0x09, 0x21, 0x22, 0x23, 0x27, 0x28, 0x29,
+            ];
+            return if middle_or_last.contains(&next) {
+                Err(SeqError::MissingFirst)
+            } else {
+                Ok(())
+            };
+        }
+    };
+    if allowed.contains(&next) {
+        Ok(())
+    } else {
+        Err(SeqError::MissingLast)
+    }
+}
+
+#[test]
+fn opcode_sequence_over_all_pairs() {
+    for ops in [RC_REQ, UC_REQ] {
+        let prevs = core::iter::once(None).chain(ops.iter().copied().map(Some));
+        for prev in prevs {
+            for &next in ops {
+                let got = check_request_sequence(prev.map(Opcode), Opcode(next));
+                assert_eq!(got, reference(prev, next), "{prev:x?} -> {next:#x}");
+            }
+        }
+    }
+}
+
+#[test]
+fn opcode_sequence_edge_cases() {
+    let check = |prev: Option<u8>, next: u8| check_request_sequence(prev.map(Opcode), Opcode(next));
+    for next in [
+        0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x15, 0x18, 0x40, 0x60, 0xff,
+    ] {
+        assert_eq!(check(None, next), Err(SeqError::NotRequest), "{next:#x}");
+        assert_eq!(
+            check(Some(0x00), next),
+            Err(SeqError::NotRequest),
+            "{next:#x}"
+        );
+    }
+    // A response or unknown opcode leaves no message in progress.
+    assert_eq!(check(Some(0x11), 0x04), Ok(()));
+    assert_eq!(check(Some(0xff), 0x02), Err(SeqError::MissingFirst));
+    // A message cannot be continued by the same operation of another service.
+    assert_eq!(check(Some(0x00), 0x21), Err(SeqError::MissingLast));
+    assert_eq!(check(Some(0x20), 0x01), Err(SeqError::MissingLast));
+    assert_eq!(check(None, 0x64), Ok(()));
+    assert_eq!(check(Some(0x64), 0x65), Ok(()));
+    for err in [
+        SeqError::MissingFirst,
+        SeqError::MissingLast,
+        SeqError::NotRequest,
+    ] {
+        assert_eq!(err.nak_syndrome(), 0x61);
+        assert_eq!(err.wc_status().to_raw(), 9);
+    }
+}
+
+/// Builds an AETH with `syndrome` and an arbitrary MSN.
+fn aeth(syndrome: u8) -> Aeth {
+    Aeth {
+        syndrome,
+        msn: 0x12_3456,
+    }
+}
+
+#[test]
+fn acks_inside_and_outside_the_window() {
+    let c = |syn: u8, psn: u32, old: u32, next: u32| {
+        classify_ack(aeth(syn), Psn::new(psn), Psn::new(old), Psn::new(next))
+    };
+    let ack = |psn: u32| AckDecision::Ack {
+        last_acked: Psn::new(psn),
+    };
+    assert_eq!(c(0x1f, 100, 100, 110), ack(100));
+    assert_eq!(c(0x00, 109, 100, 110), ack(109));
+    assert_eq!(c(0x1f, 110, 100, 110), AckDecision::Ignore);
+    assert_eq!(c(0x1f, 99, 100, 110), AckDecision::Ignore);
+    assert_eq!(c(0x1f, 100, 100, 100), AckDecision::Ignore);
+    assert_eq!(c(0x60, 100, 100, 100), AckDecision::Ignore);
+    // A window that wraps past 2^24 - 1.
+    assert_eq!(c(0x1f, 0xff_ffff, 0xff_fffe, 3), ack(0xff_ffff));
+    assert_eq!(c(0x1f, 0, 0xff_fffe, 3), ack(0));
+    assert_eq!(c(0x1f, 2, 0xff_fffe, 3), ack(2));
+    assert_eq!(c(0x1f, 3, 0xff_fffe, 3), AckDecision::Ignore);
+    assert_eq!(c(0x1f, 0xff_fffd, 0xff_fffe, 3), AckDecision::Ignore);
+    assert_eq!(c(0x61, 0xff_fffd, 0xff_fffe, 3), AckDecision::Ignore);
+}
+
+#[test]
+fn nak_codes_and_rnr_timers() {
+    let c = |syn: u8| classify_ack(aeth(syn), Psn::new(105), Psn::new(100), Psn::new(110));
+    assert_eq!(c(0x20), AckDecision::RnrNak { timer_us: 655_360 });
+    assert_eq!(c(0x21), AckDecision::RnrNak { timer_us: 10 });
+    assert_eq!(c(0x2e), AckDecision::RnrNak { timer_us: 1_280 });
+    assert_eq!(c(0x2f), AckDecision::RnrNak { timer_us: 1_920 });
+    assert_eq!(c(0x39), AckDecision::RnrNak { timer_us: 61_440 });
+    assert_eq!(c(0x3f), AckDecision::RnrNak { timer_us: 491_520 });
+    assert_eq!(
+        c(0x60),
+        AckDecision::NakSeqErr {
+            expected: Psn::new(105)
+        }
+    );
+    assert_eq!(c(0x61), AckDecision::NakInvalidRequest);
+    assert_eq!(c(0x62), AckDecision::NakRemoteAccess);
+    assert_eq!(c(0x63), AckDecision::NakRemoteOperation);
+    assert_eq!(c(0x64), AckDecision::NakRemoteOperation);
+    assert_eq!(c(0x7f), AckDecision::NakRemoteOperation);
+    for reserved in [0x40, 0x5f, 0x80, 0xa0, 0xc0, 0xff] {
+        assert_eq!(c(reserved), AckDecision::Ignore, "{reserved:#x}");
+    }
+    let status = |d: AckDecision| d.wc_status().map(WcStatus::to_raw);
+    assert_eq!(status(AckDecision::NakInvalidRequest), Some(9));
+    assert_eq!(status(AckDecision::NakRemoteAccess), Some(10));
+    assert_eq!(status(AckDecision::NakRemoteOperation), Some(11));
+    assert_eq!(status(c(0x1f)), None);
+    assert_eq!(status(c(0x20)), None);
+    assert_eq!(status(c(0x60)), None);
+    assert_eq!(status(AckDecision::Ignore), None);
+}
+
+/// Returns how many times `counter` allows a retry, stopping at `limit`.
+fn retries(mut counter: RetryCounter, limit: u32) -> u32 {
+    let mut n = 0;
+    while n < limit && counter.consume() {
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn transport_retry_counter() {
+    assert_eq!(retries(RetryCounter::new(0), 100), 0);
+    assert_eq!(retries(RetryCounter::new(1), 100), 1);
+    assert_eq!(retries(RetryCounter::new(3), 100), 3);
+    assert_eq!(retries(RetryCounter::new(7), 100), 7);
+    assert_eq!(retries(RetryCounter::new(200), 100), 7);
+    assert!(!RetryCounter::new(7).is_infinite());
+    assert_eq!(RetryCounter::new(5).exhausted_status().to_raw(), 12);
+    let mut counter = RetryCounter::new(2);
+    assert!(counter.consume());
+    assert_eq!(counter.left(), 1);
+    assert!(counter.consume());
+    assert!(!counter.consume());
+    assert!(!counter.consume());
+    assert_eq!(counter.left(), 0);
+}
+
+#[test]
+fn rnr_retry_counter() {
+    assert_eq!(retries(RetryCounter::new_rnr(0), 100), 0);
+    assert_eq!(retries(RetryCounter::new_rnr(6), 100), 6);
+    assert_eq!(retries(RetryCounter::new_rnr(7), 1000), 1000);
+    assert_eq!(retries(RetryCounter::new_rnr(255), 1000), 1000);
+    assert!(RetryCounter::new_rnr(7).is_infinite());
+    assert!(!RetryCounter::new_rnr(6).is_infinite());
+    assert_eq!(RetryCounter::new_rnr(7).exhausted_status().to_raw(), 13);
+    assert_eq!(RetryCounter::new_rnr(1).exhausted_status().to_raw(), 13);
+}
+
+#[test]
+fn ack_coalescing() {
+    assert_eq!(MAX_PKT_PER_ACK, 64);
+    assert!(!ack_due(1, false, 64));
+    assert!(!ack_due(63, false, 64));
+    assert!(ack_due(64, false, 64));
+    assert!(ack_due(65, false, 64));
+    assert!(ack_due(1, true, 64));
+    assert!(ack_due(0, true, 64));
+    assert!(ack_due(0, false, 0));
+}
