@@ -28,6 +28,8 @@ pub(crate) mod psn;
 pub(crate) mod qp_state;
 #[path = "proto/ring.rs"]
 pub(crate) mod ring;
+#[path = "proto/seq.rs"]
+pub(crate) mod seq;
 #[path = "proto/wqe.rs"]
 pub(crate) mod wqe;
 
