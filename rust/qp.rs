@@ -452,13 +452,15 @@ impl RrxeQp {
             QpState::Rts | QpState::Sqd => {}
         }
         // The largest send slot: a 720-byte WQE rounded up to a power of two.
-        let mut slot = [0u8; 1024];
+        let mut buf = [0u8; 1024];
         let mut sq = qp.sq.lock();
-        if !sq.ring.peek(&mut slot)? {
+        if !sq.ring.peek(&mut buf)? {
             return Ok(());
         }
+        // Parse exactly one slot: nothing beyond it may be read as part of the WQE.
+        let slot = buf.get(..sq.ring.elem_size()).ok_or(EINVAL)?;
         match wqe::parse_send_wqe(
-            &slot,
+            slot,
             qp.qp_type,
             qp.cap.max_send_sge,
             qp.cap.max_inline_data,
@@ -466,7 +468,7 @@ impl RrxeQp {
             Ok(_) => Err(eopnotsupp()),
             Err(e) => {
                 pr_debug!("qp {}: bad send WQE: {:?}\n", qp.qpn(), e);
-                let wr_id = wqe::peek_wr_id(&slot).unwrap_or(0);
+                let wr_id = wqe::peek_wr_id(slot).unwrap_or(0);
                 let mut cqe = cqe::flush_cqe(wr_id, qp.qpn(), None);
                 cqe.status = e.wc_status().to_raw();
                 sq.ring.pop()?;

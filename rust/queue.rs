@@ -54,6 +54,11 @@ impl KernelConsumedRing {
         &self.buf
     }
 
+    /// The size of one slot in bytes.
+    pub(crate) fn elem_size(&self) -> usize {
+        self.geo.elem_size()
+    }
+
     /// Copies the next unconsumed slot into `dst` (at most one slot) and returns `true`, or
     /// `false` when user space has produced nothing more. The producer index is hostile: it is
     /// sanitised, so at most a ring's worth of (possibly garbage) slots can ever be read.
