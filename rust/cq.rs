@@ -4,9 +4,9 @@
 //! space (librxe polls it without system calls); a kernel CQ keeps completions as `ib::Wc`
 //! values that `poll_cq` hands out. Both carry the notification arming state.
 //!
-//! Lock: `state` is held while a completion is written, polled, or the ring replaced (resize);
-//! nothing allocates under it. TODO[IRQLOCK]: the completer produces from softirq context; the
-//! lock must become irq-safe when it lands.
+//! Lock: `state` (interrupt-safe: completions are written and polled from any context) is held
+//! while a completion is written, polled, or the ring replaced (resize); nothing allocates under
+//! it.
 
 use crate::{
     device::RrxeDevice,
@@ -34,15 +34,15 @@ use crate::{
         KernelProducedRing, //
     },
 };
+use crate::{
+    new_spinlock_irq,
+    sync::SpinLockIrq, //
+};
 use kernel::{
-    new_spinlock,
     prelude::*,
-    sync::{
-        atomic::{
-            Atomic,
-            Relaxed, //
-        },
-        SpinLock,
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
     },
 };
 
@@ -109,7 +109,7 @@ struct CqState {
 
 /// The driver data of a completion queue.
 pub(crate) struct RrxeCq {
-    state: Pin<KBox<SpinLock<CqState>>>,
+    state: Pin<KBox<SpinLockIrq<CqState>>>,
     /// Capacity of the current ring, reported as `ib_cq.cqe`.
     capacity: Atomic<u32>,
 }
@@ -178,7 +178,7 @@ impl RrxeCq {
         };
         Ok(Self {
             state: KBox::pin_init(
-                new_spinlock!(CqState { ring, armed: 0 }, "rrxe_cq"),
+                new_spinlock_irq!(CqState { ring, armed: 0 }, "rrxe_cq"),
                 GFP_KERNEL,
             )?,
             capacity: Atomic::new(capacity),

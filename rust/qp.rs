@@ -55,15 +55,18 @@ use crate::{
         KernelConsumedRing, //
     },
 };
+use crate::{
+    new_spinlock_irq,
+    sync::SpinLockIrq, //
+};
 use kernel::{
-    new_spinlock,
     prelude::*,
     sync::{
         atomic::{
             Atomic,
             Relaxed, //
         },
-        Arc, SpinLock,
+        Arc,
     },
 };
 
@@ -87,11 +90,11 @@ pub(crate) struct RrxeQp {
     /// Granted capacities.
     cap: QpCap,
     sq_sig_all: bool,
-    inner: Pin<KBox<SpinLock<QpInner>>>,
+    inner: Pin<KBox<SpinLockIrq<QpInner>>>,
     /// The send ring; its lock serialises doorbells and flushes.
-    sq: Pin<KBox<SpinLock<QueueRing>>>,
+    sq: Pin<KBox<SpinLockIrq<QueueRing>>>,
     /// The receive ring, `None` with an SRQ.
-    rq: Option<Pin<KBox<SpinLock<QueueRing>>>>,
+    rq: Option<Pin<KBox<SpinLockIrq<QueueRing>>>>,
     send_cq: Option<CqRef<RrxeDevice>>,
     recv_cq: Option<CqRef<RrxeDevice>>,
 }
@@ -236,7 +239,7 @@ impl RrxeQp {
             cap: granted,
             sq_sig_all: init.sq_sig_all,
             inner: KBox::pin_init(
-                new_spinlock!(
+                new_spinlock_irq!(
                     QpInner {
                         state: QpState::Reset,
                         attr
@@ -245,9 +248,12 @@ impl RrxeQp {
                 ),
                 GFP_KERNEL,
             )?,
-            sq: KBox::pin_init(new_spinlock!(sq, "rrxe_sq"), GFP_KERNEL)?,
+            sq: KBox::pin_init(new_spinlock_irq!(sq, "rrxe_sq"), GFP_KERNEL)?,
             rq: match rq {
-                Some(rq) => Some(KBox::pin_init(new_spinlock!(rq, "rrxe_rq"), GFP_KERNEL)?),
+                Some(rq) => Some(KBox::pin_init(
+                    new_spinlock_irq!(rq, "rrxe_rq"),
+                    GFP_KERNEL,
+                )?),
                 None => None,
             },
             send_cq: init.send_cq.take(),

@@ -19,6 +19,7 @@ mod ib;
 mod kernel_ext;
 mod mm;
 mod net;
+mod sync;
 
 #[deny(unsafe_code)]
 #[allow(dead_code)] // Used by the packet pipeline; host-tested meanwhile (tests/host).

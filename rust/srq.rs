@@ -33,11 +33,11 @@ use crate::{
         KernelConsumedRing, //
     },
 };
-use kernel::{
-    new_spinlock,
-    prelude::*,
-    sync::SpinLock, //
+use crate::{
+    new_spinlock_irq,
+    sync::SpinLockIrq, //
 };
+use kernel::prelude::*;
 
 /// What the SRQ lock protects.
 struct SrqState {
@@ -52,7 +52,7 @@ pub(crate) struct RrxeSrq {
     /// The SRQ number, returned to the device's pool on destroy.
     _num: PoolIndex,
     max_sge: u32,
-    state: Pin<KBox<SpinLock<SrqState>>>,
+    state: Pin<KBox<SpinLockIrq<SrqState>>>,
 }
 
 /// A ring for at least `max_wr` WQEs of `max_sge` SGEs, published to user space when there is a
@@ -107,7 +107,7 @@ impl RrxeSrq {
             _num: num,
             max_sge,
             state: KBox::pin_init(
-                new_spinlock!(
+                new_spinlock_irq!(
                     SrqState {
                         ring,
                         _mmap: mmap,

@@ -122,6 +122,29 @@ bool rrxe_helper_module_loaded(const char *name)
 	return true;
 }
 
+unsigned long rrxe_helper_spin_lock_irqsave(void *lock)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave((spinlock_t *)lock, flags);
+	return flags;
+}
+
+bool rrxe_helper_spin_trylock_irqsave(void *lock, unsigned long *flags)
+{
+	return spin_trylock_irqsave((spinlock_t *)lock, *flags);
+}
+
+void rrxe_helper_spin_unlock_irqrestore(void *lock, unsigned long flags)
+{
+	spin_unlock_irqrestore((spinlock_t *)lock, flags);
+}
+
+void rrxe_helper_spin_assert_held(void *lock)
+{
+	lockdep_assert_held((spinlock_t *)lock);
+}
+
 static DEFINE_MUTEX(rrxe_link_mutex);
 
 void rrxe_helper_link_lock(void)

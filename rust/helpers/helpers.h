@@ -48,6 +48,12 @@ int rrxe_helper_notifier_from_errno(int err);
 const char *rrxe_helper_module_name(const void *mod);
 bool rrxe_helper_module_loaded(const char *name);
 
+/* interrupt-safe spinlocks (the lock is a spinlock_t) */
+unsigned long rrxe_helper_spin_lock_irqsave(void *lock);
+bool rrxe_helper_spin_trylock_irqsave(void *lock, unsigned long *flags);
+void rrxe_helper_spin_unlock_irqrestore(void *lock, unsigned long flags);
+void rrxe_helper_spin_assert_held(void *lock);
+
 /* the driver-wide link mutex (serialises rdma link add/delete with netdev events) */
 void rrxe_helper_link_lock(void);
 void rrxe_helper_link_unlock(void);
