@@ -1,0 +1,19 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Kernel verbs as ULPs use them (tests/kverbs/rrxe_kverbs_test.c): PD with the DMA lkey, CQs
+# polled directly and from softirq, QP states, posting and flushing in ERR, ib_drain_qp, SRQs.
+# Prints "kverbs: N passed, N failed" for the summary of `make check`.
+. "$(dirname "$0")/lib.sh"
+trap 'modprobe -r rrxe_kverbs_test 2>/dev/null; cleanup_driver' EXIT
+modinfo rrxe_kverbs_test >/dev/null 2>&1 || skip "rrxe_kverbs_test.ko not built"
+nic_up
+check "add $DEV" link_add "$DEV" "$NIC"
+dmesg -C
+check "run the kernel verbs test" modprobe rrxe_kverbs_test dev="$DEV"
+modprobe -r rrxe_kverbs_test
+dmesg | grep "kverbs:" | sed 's/^\[[^]]*\] /# /'
+line=$(dmesg | grep -E "kverbs: [0-9]+ passed, [0-9]+ failed" | tail -n1)
+[ -n "$line" ] || fail "no result line"
+echo "# ${line#*] }"
+echo "$line" | grep -q " 0 failed" || fail "kernel verbs checks failed"
+exit 0
