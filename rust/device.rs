@@ -229,6 +229,18 @@ impl ib::DeviceOps for RrxeDevice {
         RrxeMr::rereg(mr, flags, access)
     }
 
+    fn alloc_mr(dev: &Device<Self>, max_num_sg: u32) -> Result<(RrxeMr, MrKeys)> {
+        RrxeMr::fast_reg(dev, max_num_sg)
+    }
+
+    fn map_mr_begin(mr: &Mr<Self>) -> Result {
+        RrxeMr::map_begin(mr)
+    }
+
+    fn map_mr_page(mr: &Mr<Self>, addr: u64) -> Result {
+        RrxeMr::map_page(mr, addr)
+    }
+
     fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(RrxeMr, MrKeys)> {
         RrxeMr::dma(dev, access)
     }

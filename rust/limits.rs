@@ -59,6 +59,9 @@ pub(crate) const MAX_MCAST_QP_ATTACH: u32 = 56;
 /// QP attachments over all groups.
 pub(crate) const MAX_TOTAL_MCAST_QP_ATTACH: u32 = 0x70000;
 
+/// Pages in a fast-registration page list.
+pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
+
 /// Completions per CQ.
 pub(crate) const MAX_CQE: u32 = (1 << 15) - 1;
 
@@ -121,7 +124,7 @@ pub(crate) fn device_attr(guid: u64) -> DeviceAttr {
         max_srq: MAX_SRQ_INDEX - MIN_SRQ_INDEX,
         max_srq_wr: MAX_SRQ_WR,
         max_srq_sge: MAX_SRQ_SGE,
-        max_fast_reg_page_list_len: 512,
+        max_fast_reg_page_list_len: MAX_FAST_REG_PAGES,
         max_pkeys: 64,
         local_ca_ack_delay: 15,
         ..DeviceAttr::default()

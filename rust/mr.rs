@@ -15,6 +15,11 @@ use crate::{
     index::PoolIndex,
     kernel_ext::random_u8,
 };
+use crate::{
+    limits,
+    new_spinlock_irq,
+    sync::SpinLockIrq, //
+};
 use kernel::{
     prelude::*,
     sync::atomic::{
@@ -35,6 +40,16 @@ enum MrKind {
     },
     /// All of kernel virtual memory (virtual DMA).
     Dma,
+    /// A fast-registration MR: the page list `map_mr_sg` fills (posted with REG_MR).
+    FastReg {
+        /// The pages, at most the `max_num_sg` given at allocation.
+        pages: Pin<KBox<SpinLockIrq<PageList>>>,
+    },
+}
+
+/// A fast-registration page list: preallocated, filled without allocating.
+pub(crate) struct PageList {
+    pages: KVec<u64>,
 }
 
 /// The driver data of a memory region. TODO[MRDATA]: the data path adds the iova range,
@@ -91,6 +106,44 @@ impl RrxeMr {
     ) -> Result<(Self, MrKeys)> {
         iova.checked_add(umem.len()).ok_or(EINVAL)?;
         Self::new(dev, MrKind::User { umem }, access)
+    }
+
+    /// A fast-registration MR for up to `max_num_sg` pages (`EINVAL` above the device limit).
+    pub(crate) fn fast_reg(dev: &Device<RrxeDevice>, max_num_sg: u32) -> Result<(Self, MrKeys)> {
+        if max_num_sg == 0 || max_num_sg > limits::MAX_FAST_REG_PAGES {
+            return Err(EINVAL);
+        }
+        let n = usize::try_from(max_num_sg).map_err(|_| EINVAL)?;
+        let pages = KBox::pin_init(
+            new_spinlock_irq!(PageList {
+                pages: KVec::with_capacity(n, GFP_KERNEL)?,
+            }),
+            GFP_KERNEL,
+        )?;
+        Self::new(dev, MrKind::FastReg { pages }, 0)
+    }
+
+    /// Starts a new page list (`map_mr_sg`); only fast-registration MRs have one.
+    pub(crate) fn map_begin(mr: &Mr<RrxeDevice>) -> Result {
+        match &mr.kind {
+            MrKind::FastReg { pages } => {
+                pages.lock().pages.clear();
+                Ok(())
+            }
+            _ => Err(EINVAL),
+        }
+    }
+
+    /// Appends a page; `ENOMEM` beyond `max_num_sg` (the caller maps fewer entries).
+    pub(crate) fn map_page(mr: &Mr<RrxeDevice>, addr: u64) -> Result {
+        match &mr.kind {
+            MrKind::FastReg { pages } => pages
+                .lock()
+                .pages
+                .push_within_capacity(addr)
+                .map_err(|_| ENOMEM),
+            _ => Err(EINVAL),
+        }
     }
 
     /// The DMA MR of a kernel PD.

@@ -140,6 +140,15 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// ib_core moves the PD). New translations are not supported.
     fn rereg_user_mr(mr: &Mr<Self>, flags: u32, access: u32) -> Result;
 
+    /// A fast-registration MR (`IB_MR_TYPE_MEM_REG`) for up to `max_num_sg` pages.
+    fn alloc_mr(dev: &Device<Self>, max_num_sg: u32) -> Result<(Self::Mr, MrKeys)>;
+
+    /// Starts mapping a new page list into a fast-registration MR (`map_mr_sg`).
+    fn map_mr_begin(mr: &Mr<Self>) -> Result;
+
+    /// Appends one page to the page list being mapped. Must not sleep.
+    fn map_mr_page(mr: &Mr<Self>, addr: u64) -> Result;
+
     /// The DMA MR of a kernel PD (all of memory, virtual DMA).
     fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(Self::Mr, MrKeys)>;
 
@@ -259,6 +268,8 @@ impl<T: DeviceOps> Adapter<T> {
         get_dma_mr: Some(Self::get_dma_mr),
         dereg_mr: Some(Self::dereg_mr),
         rereg_user_mr: Some(Self::rereg_user_mr),
+        alloc_mr: Some(Self::alloc_mr),
+        map_mr_sg: Some(Self::map_mr_sg),
         attach_mcast: Some(Self::attach_mcast),
         detach_mcast: Some(Self::detach_mcast),
         create_ah: Some(Self::create_ah),
@@ -721,6 +732,53 @@ impl<T: DeviceOps> Adapter<T> {
         })();
         // NULL: re-registered in place.
         r.map_or_else(|e| e.to_ptr(), |()| core::ptr::null_mut())
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn alloc_mr(
+        pd: *mut bindings::ib_pd,
+        mr_type: bindings::ib_mr_type,
+        max_num_sg: u32,
+    ) -> *mut bindings::ib_mr {
+        let r = (|| {
+            if mr_type != bindings::ib_mr_type_IB_MR_TYPE_MEM_REG {
+                return Err(eopnotsupp());
+            }
+            // SAFETY: A PD of one of our devices.
+            let dev = unsafe { Self::dev((*pd).device) };
+            let (data, keys) = T::alloc_mr(dev, max_num_sg)?;
+            Mr::<T>::into_raw(data, keys)
+        })();
+        r.unwrap_or_else(|e| e.to_ptr())
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    unsafe extern "C" fn map_mr_sg(
+        mr: *mut bindings::ib_mr,
+        sg: *mut bindings::scatterlist,
+        sg_nents: c_int,
+        sg_offset: *mut c_uint,
+    ) -> c_int {
+        // SAFETY: One of our MRs, alive for this call.
+        if let Err(e) = T::map_mr_begin(unsafe { Mr::<T>::from_raw(mr) }) {
+            return e.to_errno();
+        }
+        // SAFETY: Valid MR and scatterlist from the caller; the callback only appends pages.
+        unsafe { bindings::ib_sg_to_pages(mr, sg, sg_nents, sg_offset, Some(Self::map_mr_page)) }
+    }
+
+    /// The `ib_sg_to_pages` callback: one page of the list being mapped.
+    ///
+    /// # Safety
+    ///
+    /// Called by `ib_sg_to_pages` on one of our MRs during `map_mr_sg`.
+    unsafe extern "C" fn map_mr_page(mr: *mut bindings::ib_mr, addr: u64) -> c_int {
+        // SAFETY: One of our MRs, alive for the enclosing `map_mr_sg` call.
+        from_result(|| T::map_mr_page(unsafe { Mr::<T>::from_raw(mr) }, addr).map(|()| 0))
     }
 
     /// # Safety

@@ -9,7 +9,9 @@ modinfo rrxe_kverbs_test >/dev/null 2>&1 || skip "rrxe_kverbs_test.ko not built"
 nic_up
 check "add $DEV" link_add "$DEV" "$NIC"
 dmesg -C
-check "run the kernel verbs test" modprobe rrxe_kverbs_test dev="$DEV"
+# rrxe is stricter than the C rxe in a few places (see the module); the oracle skips those.
+is_rrxe || strict=strict=0
+check "run the kernel verbs test" modprobe rrxe_kverbs_test dev="$DEV" ${strict:-}
 modprobe -r rrxe_kverbs_test
 dmesg | grep "kverbs:" | sed 's/^\[[^]]*\] /# /'
 line=$(dmesg | grep -E "kverbs: [0-9]+ passed, [0-9]+ failed" | tail -n1)
