@@ -28,8 +28,10 @@ impl RrxeAh {
         dev: &Device<RrxeDevice>,
         av: &AddressVector,
         udata: Option<&mut Udata<'_>>,
+        may_sleep: bool,
     ) -> Result<Self> {
-        let num = PoolIndex::alloc(dev.ah_pool())?;
+        let flags = if may_sleep { GFP_KERNEL } else { GFP_ATOMIC };
+        let num = PoolIndex::alloc_flags(dev.ah_pool(), flags)?;
         if let Some(u) = udata {
             if u.outlen() >= 8 {
                 let mut resp = [0u8; 8];

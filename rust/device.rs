@@ -296,8 +296,9 @@ impl ib::DeviceOps for RrxeDevice {
         dev: &Device<Self>,
         av: &AddressVector,
         udata: Option<&mut Udata<'_>>,
+        may_sleep: bool,
     ) -> Result<RrxeAh> {
-        RrxeAh::create(dev, av, udata)
+        RrxeAh::create(dev, av, udata, may_sleep)
     }
 
     fn ah_av(ah: &RrxeAh) -> AddressVector {

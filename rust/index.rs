@@ -4,14 +4,15 @@
 //! number freed by a destroyed object is not handed out again at once (late packets of an old
 //! QP must not reach a new one).
 
+use crate::{
+    new_spinlock_irq,
+    sync::SpinLockIrq, //
+};
 use kernel::{
+    alloc::Flags,
     id_pool::IdPool,
-    new_mutex,
     prelude::*,
-    sync::{
-        Arc,
-        Mutex, //
-    },
+    sync::Arc, //
 };
 
 /// The allocator state, under the pool's mutex.
@@ -21,11 +22,12 @@ struct PoolState {
     next: usize,
 }
 
-/// A cyclic allocator of numbers in `min..=max`. Process context only (it may sleep).
+/// A cyclic allocator of numbers in `min..=max`. The lock never sleeps; growing the bitmap
+/// allocates outside it with the caller's flags (`GFP_ATOMIC` where the caller may not sleep).
 #[pin_data]
 pub(crate) struct IndexPool {
     #[pin]
-    state: Mutex<PoolState>,
+    state: SpinLockIrq<PoolState>,
     min: usize,
     max: usize,
 }
@@ -35,14 +37,15 @@ impl IndexPool {
     pub(crate) fn new(min: u32, max: u32) -> impl PinInit<Self> {
         let (min, max) = (min as usize, max as usize);
         pin_init!(Self {
-            state <- new_mutex!(PoolState { ids: IdPool::new(), next: min }, "rrxe_index_pool"),
+            state <- new_spinlock_irq!(PoolState { ids: IdPool::new(), next: min }, "rrxe_index_pool"),
             min,
             max,
         })
     }
 
-    /// Allocates a free number, growing the bitmap as needed; `ENOSPC` when all are in use.
-    pub(crate) fn alloc(&self) -> Result<u32> {
+    /// Allocates a free number, growing the bitmap (with `flags`) as needed; `ENOSPC` when all
+    /// are in use.
+    pub(crate) fn alloc(&self, flags: Flags) -> Result<u32> {
         loop {
             let mut st = self.state.lock();
             let start = st.next;
@@ -63,7 +66,7 @@ impl IndexPool {
             }
             let request = st.ids.grow_request().ok_or(ENOSPC)?;
             drop(st);
-            let resizer = request.realloc(GFP_KERNEL)?;
+            let resizer = request.realloc(flags)?;
             self.state.lock().ids.grow(resizer);
         }
     }
@@ -81,10 +84,15 @@ pub(crate) struct PoolIndex {
 }
 
 impl PoolIndex {
-    /// Takes a free number from `pool`.
+    /// Takes a free number from `pool` (process context).
     pub(crate) fn alloc(pool: &Arc<IndexPool>) -> Result<Self> {
+        Self::alloc_flags(pool, GFP_KERNEL)
+    }
+
+    /// Takes a free number from `pool`, allocating with `flags` if the pool must grow.
+    pub(crate) fn alloc_flags(pool: &Arc<IndexPool>, flags: Flags) -> Result<Self> {
         Ok(Self {
-            id: pool.alloc()?,
+            id: pool.alloc(flags)?,
             pool: pool.clone(),
         })
     }

@@ -190,11 +190,13 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The driver data of an address handle.
     type Ah: Send + Sync;
 
-    /// Creates an address handle for `av`; `udata` is `None` for kernel callers.
+    /// Creates an address handle for `av`; `udata` is `None` for kernel callers, which may call
+    /// in atomic context (`may_sleep` false: no sleeping allocation).
     fn create_ah(
         dev: &Device<Self>,
         av: &AddressVector,
         udata: Option<&mut Udata<'_>>,
+        may_sleep: bool,
     ) -> Result<Self::Ah>;
 
     /// The address vector of an address handle.
@@ -854,7 +856,10 @@ impl<T: DeviceOps> Adapter<T> {
             let mut udata = unsafe { Udata::from_raw(udata) };
             // SAFETY: The core set `device` to one of our devices.
             let dev = unsafe { Self::dev((*ibah).device) };
-            let data = T::create_ah(dev, &av, udata.as_mut())?;
+            // SAFETY: Valid attributes for this call.
+            let flags = unsafe { (*init).flags };
+            let may_sleep = flags & bindings::rdma_create_ah_flags_RDMA_CREATE_AH_SLEEPABLE != 0;
+            let data = T::create_ah(dev, &av, udata.as_mut(), may_sleep)?;
             // SAFETY: The core allocated `size_ib_ah` bytes for an `Ah<T>`; `data` is unset.
             unsafe { Ah::<T>::init(ibah, data) };
             Ok(0)
