@@ -363,8 +363,17 @@ impl RrxeQp {
         qp.async_event(QpEvent::Fatal);
     }
 
-    /// Completes every posted WQE of both queues with `IB_WC_WR_FLUSH_ERR`.
+    /// Completes every posted WQE of both queues with `IB_WC_WR_FLUSH_ERR`; an SRQ-attached QP
+    /// reports `IB_EVENT_QP_LAST_WQE_REACHED` (it takes no more receives from the SRQ). Called
+    /// once per transition to ERR.
     fn flush(qp: &Qp<RrxeDevice>) {
+        Self::flush_queues(qp);
+        if qp.rq.is_none() {
+            qp.async_event(QpEvent::LastWqeReached);
+        }
+    }
+
+    fn flush_queues(qp: &Qp<RrxeDevice>) {
         let qpn = qp.qpn();
         let mut slot = [0u8; 8];
         if let Some(cq) = &qp.send_cq {
@@ -452,7 +461,7 @@ impl RrxeQp {
         match qp.state() {
             QpState::Reset | QpState::Init | QpState::Rtr => return Err(EINVAL),
             QpState::Err | QpState::Sqe => {
-                Self::flush(qp);
+                Self::flush_queues(qp);
                 return Ok(());
             }
             QpState::Rts | QpState::Sqd => {}

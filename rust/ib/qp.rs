@@ -48,6 +48,7 @@ impl<T: DeviceOps> Obj<T, QpKind> {
             device: core::ptr::null_mut(),
             event: match event {
                 QpEvent::Fatal => bindings::ib_event_type_IB_EVENT_QP_FATAL,
+                QpEvent::LastWqeReached => bindings::ib_event_type_IB_EVENT_QP_LAST_WQE_REACHED,
             },
             ..Default::default()
         };
@@ -68,6 +69,8 @@ impl<T: DeviceOps> Obj<T, QpKind> {
 pub(crate) enum QpEvent {
     /// The QP went to the error state on its own (a bad work request, a transport error).
     Fatal,
+    /// An SRQ-attached QP in error will consume no more receive WQEs (IBA 10.3.1).
+    LastWqeReached,
 }
 
 /// Work request and scatter/gather capacities (`struct ib_qp_cap`).

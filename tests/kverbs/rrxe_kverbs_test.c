@@ -7,6 +7,7 @@
  * lines and "kverbs: N passed, N failed"; the load itself always succeeds (unload after).
  */
 #include <linux/module.h>
+#include <linux/atomic.h>
 #include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/scatterlist.h>
@@ -40,9 +41,18 @@ static int passed, failed;
 		}                                                                   \
 	} while (0)
 
+static atomic_t last_wqe_events;
+
+static void qp_event(struct ib_event *ev, void *ctx)
+{
+	if (ev->event == IB_EVENT_QP_LAST_WQE_REACHED)
+		atomic_inc(&last_wqe_events);
+}
+
 static struct ib_qp *create_qp(struct ib_pd *pd, struct ib_cq *cq, struct ib_srq *srq)
 {
 	struct ib_qp_init_attr a = {
+		.event_handler = qp_event,
 		.send_cq = cq,
 		.recv_cq = cq,
 		.srq = srq,
@@ -239,6 +249,12 @@ static void run(struct ib_device *ibdev)
 		if (!IS_ERR(qp)) {
 			CHECK(post_recvs(qp, NULL, &sge, 1, 1) != 0,
 			      "post_recv on an SRQ-attached QP fails");
+			atomic_set(&last_wqe_events, 0);
+			CHECK(to_init(qp) == 0 && to_state(qp, IB_QPS_ERR) == 0,
+			      "SRQ-attached QP INIT->ERR");
+			for (int i = 0; i < 100 && !atomic_read(&last_wqe_events); i++)
+				msleep(10);
+			CHECK(atomic_read(&last_wqe_events) == 1, "IB_EVENT_QP_LAST_WQE_REACHED once");
 			ib_destroy_qp(qp);
 		}
 		ib_destroy_srq(srq);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
@@ -114,6 +115,57 @@ int main(int argc, char **argv)
 		ok = cq2 && ibv_destroy_cq(cq2) == 0;
 	}
 	CHECK(ok, "200 create/destroy cycles");
+
+	/*
+	 * Completions in the ring: receives posted to a QP that then goes to ERR are flushed into
+	 * the CQ. With the CQ armed, the flush raises an event on the completion channel; a resize
+	 * below the fill level fails, one above keeps the completions.
+	 */
+	struct ibv_cq *fcq = ibv_create_cq(ctx, 31, NULL, ch, 0);
+	struct ibv_qp_init_attr qia = { .send_cq = fcq, .recv_cq = fcq, .qp_type = IBV_QPT_RC,
+					.cap = { .max_send_wr = 1, .max_recv_wr = 8,
+						 .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp *qp = ibv_create_qp(pd, &qia);
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	static char rbuf[64];
+	struct ibv_mr *mr = ibv_reg_mr(pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
+
+	CHECK(fcq && qp && mr, "CQ, QP and MR for flushed completions");
+	if (fcq && qp && mr) {
+		CHECK(ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+						 IBV_QP_ACCESS_FLAGS) == 0, "QP to INIT");
+		int posted = 0;
+		for (int i = 0; i < 8; i++) {
+			struct ibv_sge s = { (uintptr_t)rbuf, sizeof(rbuf), mr->lkey };
+			struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &s, .num_sge = 1 },
+					   *bad;
+			posted += ibv_post_recv(qp, &wr, &bad) == 0;
+		}
+		CHECK(posted == 8, "post 8 receives (user space only)");
+		CHECK(ibv_req_notify_cq(fcq, 0) == 0, "arm the CQ");
+		qa.qp_state = IBV_QPS_ERR;
+		CHECK(ibv_modify_qp(qp, &qa, IBV_QP_STATE) == 0, "QP to ERR flushes the receives");
+		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+		struct ibv_cq *ev_cq;
+		void *ev_ctx;
+		CHECK(poll(&pfd, 1, 2000) == 1 && ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == 0 &&
+			      ev_cq == fcq, "completion event on the channel");
+		ibv_ack_cq_events(fcq, 1);
+		CHECK(ibv_resize_cq(fcq, 3) != 0, "resize below the fill level (8) fails");
+		CHECK(ibv_resize_cq(fcq, 40) == 0 && fcq->cqe >= 40, "resize above it keeps them");
+		int n = 0, ok = 1, got;
+		while ((got = ibv_poll_cq(fcq, 4, wc)) > 0) {
+			for (int i = 0; i < got; i++)
+				ok &= wc[i].status == IBV_WC_WR_FLUSH_ERR && wc[i].wr_id == (uint64_t)(100 + n + i);
+			n += got;
+		}
+		CHECK(n == 8 && ok, "the 8 flushed receives survive the resize, in order (%d)", n);
+		ibv_destroy_qp(qp);
+	}
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (fcq)
+		ibv_destroy_cq(fcq);
 
 	CHECK(ibv_destroy_cq(cq) == 0, "destroy CQ");
 	CHECK(ibv_destroy_comp_channel(ch) == 0, "destroy completion channel");
