@@ -20,6 +20,7 @@ mod object;
 mod ops;
 mod qp;
 mod srq;
+mod uabi;
 mod udata;
 mod wr;
 
