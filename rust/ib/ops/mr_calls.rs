@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The memory region and memory window trampolines of [`Adapter`].
+
+use super::*;
+
+impl<T: DeviceOps> Adapter<T> {
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    #[allow(clippy::too_many_arguments)] // The C signature.
+    pub(super) unsafe extern "C" fn reg_user_mr(
+        pd: *mut bindings::ib_pd,
+        start: u64,
+        length: u64,
+        iova: u64,
+        access: c_int,
+        dmah: *mut bindings::ib_dmah,
+        _udata: *mut bindings::ib_udata,
+    ) -> *mut bindings::ib_mr {
+        let r = (|| {
+            if !dmah.is_null() {
+                return Err(eopnotsupp());
+            }
+            // SAFETY: A PD of one of our devices.
+            let ib = unsafe { (*pd).device };
+            // SAFETY: Registered device, process context of the registering process.
+            let umem = unsafe { Umem::get(ib, start, length, access) }?;
+            // SAFETY: One of our devices.
+            let dev = unsafe { Self::dev(ib) };
+            let (data, keys) =
+                T::reg_user_mr(dev, umem, iova, u32::try_from(access).map_err(|_| EINVAL)?)?;
+            Mr::<T>::into_raw(data, keys)
+        })();
+        r.unwrap_or_else(|e| e.to_ptr())
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    #[allow(clippy::too_many_arguments)] // The C signature.
+    pub(super) unsafe extern "C" fn rereg_user_mr(
+        mr: *mut bindings::ib_mr,
+        flags: c_int,
+        _start: u64,
+        _length: u64,
+        _iova: u64,
+        access: c_int,
+        _pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> *mut bindings::ib_mr {
+        let r = (|| {
+            let flags = u32::try_from(flags).map_err(|_| EINVAL)?;
+            let supported = bindings::ib_mr_rereg_flags_IB_MR_REREG_PD
+                | bindings::ib_mr_rereg_flags_IB_MR_REREG_ACCESS;
+            if flags & !supported != 0 {
+                return Err(eopnotsupp());
+            }
+            // SAFETY: One of our MRs, alive for this call.
+            let mr = unsafe { Mr::<T>::from_raw(mr) };
+            T::rereg_user_mr(mr, flags, u32::try_from(access).map_err(|_| EINVAL)?)
+        })();
+        // NULL: re-registered in place.
+        r.map_or_else(|e| e.to_ptr(), |()| core::ptr::null_mut())
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn alloc_mr(
+        pd: *mut bindings::ib_pd,
+        mr_type: bindings::ib_mr_type,
+        max_num_sg: u32,
+    ) -> *mut bindings::ib_mr {
+        let r = (|| {
+            if mr_type != bindings::ib_mr_type_IB_MR_TYPE_MEM_REG {
+                return Err(eopnotsupp());
+            }
+            // SAFETY: A PD of one of our devices.
+            let dev = unsafe { Self::dev((*pd).device) };
+            let (data, keys) = T::alloc_mr(dev, max_num_sg)?;
+            Mr::<T>::into_raw(data, keys)
+        })();
+        r.unwrap_or_else(|e| e.to_ptr())
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn map_mr_sg(
+        mr: *mut bindings::ib_mr,
+        sg: *mut bindings::scatterlist,
+        sg_nents: c_int,
+        sg_offset: *mut c_uint,
+    ) -> c_int {
+        // SAFETY: One of our MRs, alive for this call.
+        if let Err(e) = T::map_mr_begin(unsafe { Mr::<T>::from_raw(mr) }) {
+            return e.to_errno();
+        }
+        // SAFETY: Valid MR and scatterlist from the caller; the callback only appends pages.
+        unsafe { bindings::ib_sg_to_pages(mr, sg, sg_nents, sg_offset, Some(Self::map_mr_page)) }
+    }
+
+    /// The `ib_sg_to_pages` callback: one page of the list being mapped.
+    ///
+    /// # Safety
+    ///
+    /// Called by `ib_sg_to_pages` on one of our MRs during `map_mr_sg`.
+    pub(super) unsafe extern "C" fn map_mr_page(mr: *mut bindings::ib_mr, addr: u64) -> c_int {
+        // SAFETY: One of our MRs, alive for the enclosing `map_mr_sg` call.
+        from_result(|| T::map_mr_page(unsafe { Mr::<T>::from_raw(mr) }, addr).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn get_dma_mr(
+        pd: *mut bindings::ib_pd,
+        access: c_int,
+    ) -> *mut bindings::ib_mr {
+        let r = (|| {
+            // SAFETY: A PD of one of our devices.
+            let dev = unsafe { Self::dev((*pd).device) };
+            let (data, keys) = T::get_dma_mr(dev, u32::try_from(access).map_err(|_| EINVAL)?)?;
+            Mr::<T>::into_raw(data, keys)
+        })();
+        r.unwrap_or_else(|e| e.to_ptr())
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn dereg_mr(
+        mr: *mut bindings::ib_mr,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: One of our MRs, not used after this call.
+        unsafe { Mr::<T>::free(mr) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn alloc_mw(
+        ibmw: *mut bindings::ib_mw,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: The core set `device` and `type_` before calling.
+            let (dev, ty) = unsafe { (Self::dev((*ibmw).device), (*ibmw).type_) };
+            let ty = MwType::from_raw(ty).ok_or(EINVAL)?;
+            let (data, rkey) = T::alloc_mw(dev, ty)?;
+            // SAFETY: The core allocated `size_ib_mw` bytes for an `Mw<T>`; `data` is unset.
+            unsafe {
+                Mw::<T>::init(ibmw, data);
+                (*ibmw).rkey = rkey;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn dealloc_mw(ibmw: *mut bindings::ib_mw) -> c_int {
+        // SAFETY: `alloc_mw` succeeded for this MW and this is its last op.
+        unsafe { Mw::<T>::drop_data(ibmw) };
+        0
+    }
+}

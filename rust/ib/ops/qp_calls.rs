@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The queue pair trampolines of [`Adapter`].
+
+use super::*;
+
+impl<T: DeviceOps> Adapter<T> {
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn create_qp(
+        ibqp: *mut bindings::ib_qp,
+        init: *mut bindings::ib_qp_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: The core passes valid, exclusive creation attributes.
+            let init = unsafe { &mut *init };
+            // SAFETY: These are `create_qp` attributes for one of our devices.
+            let mut qi = unsafe { qp::init_from_c::<T>(init) };
+            // SAFETY: NULL for kernel callers, else the udata of a user command.
+            let mut udata = unsafe { Udata::from_raw(udata) };
+            // SAFETY: The core set `device` to one of our devices.
+            let dev = unsafe { Self::dev((*ibqp).device) };
+            let data = T::create_qp(dev, &mut qi, udata.as_mut())?;
+            let qpn = T::qp_num(&data);
+            qp::write_caps(&qi.cap, init);
+            // SAFETY: The core allocated `size_ib_qp` bytes for a `Qp<T>`; `data` is unset.
+            unsafe {
+                Qp::<T>::init(ibqp, data);
+                (*ibqp).qp_num = qpn;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn modify_qp(
+        ibqp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        mask: c_int,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            let mask = AttrMask::from_bits(u32::try_from(mask).map_err(|_| EINVAL)?);
+            // SAFETY: The core passes valid attributes for this call.
+            let a = qp::attr_from_c(unsafe { &*attr }, mask)?;
+            // SAFETY: A created QP of ours.
+            T::modify_qp(unsafe { Qp::from_raw(ibqp) }, &a, mask)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn query_qp(
+        ibqp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        _mask: c_int,
+        init: *mut bindings::ib_qp_init_attr,
+    ) -> c_int {
+        // SAFETY: A created QP of ours.
+        let q = T::query_qp(unsafe { Qp::from_raw(ibqp) });
+        // SAFETY: The core passes valid, exclusive output structures.
+        unsafe { qp::write_query(&q, &mut *attr, &mut *init) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn destroy_qp(
+        ibqp: *mut bindings::ib_qp,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: `create_qp` succeeded for this QP and this is its last op.
+        unsafe { Qp::<T>::drop_data(ibqp) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn post_send(
+        ibqp: *mut bindings::ib_qp,
+        wr: *const bindings::ib_send_wr,
+        bad_wr: *mut *const bindings::ib_send_wr,
+    ) -> c_int {
+        // SAFETY: A created QP of ours.
+        let qp = unsafe { Qp::<T>::from_raw(ibqp) };
+        if wr.is_null() {
+            // The user doorbell (librxe's zero-WR POST_SEND write()).
+            return from_result(|| T::doorbell(qp).map(|()| 0));
+        }
+        // SAFETY: The caller's chain is valid and `bad_wr` writable for this call.
+        unsafe { post_chain(wr, bad_wr, |chain| T::post_send(qp, chain)) }
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn post_recv(
+        ibqp: *mut bindings::ib_qp,
+        wr: *const bindings::ib_recv_wr,
+        bad_wr: *mut *const bindings::ib_recv_wr,
+    ) -> c_int {
+        // SAFETY: A created QP of ours.
+        let qp = unsafe { Qp::<T>::from_raw(ibqp) };
+        // SAFETY: The caller's chain is valid and `bad_wr` writable for this call.
+        unsafe { post_chain(wr, bad_wr, |chain| T::post_recv(qp, chain)) }
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn attach_mcast(
+        ibqp: *mut bindings::ib_qp,
+        gid: *mut bindings::ib_gid,
+        _lid: u16,
+    ) -> c_int {
+        // SAFETY: A created QP of ours, alive for this call.
+        let qp = unsafe { Qp::from_raw(ibqp) };
+        // SAFETY: The core passes a valid GID.
+        let gid = unsafe { (*gid).raw };
+        from_result(|| T::attach_mcast(qp, gid).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn detach_mcast(
+        ibqp: *mut bindings::ib_qp,
+        gid: *mut bindings::ib_gid,
+        _lid: u16,
+    ) -> c_int {
+        // SAFETY: A created QP of ours, alive for this call.
+        let qp = unsafe { Qp::from_raw(ibqp) };
+        // SAFETY: The core passes a valid GID.
+        let gid = unsafe { (*gid).raw };
+        from_result(|| T::detach_mcast(qp, gid).map(|()| 0))
+    }
+}
