@@ -260,6 +260,87 @@ static void ud_machine(void)
 	CHECK(ibv_destroy_qp(qp) == 0, "UD: destroy");
 }
 
+/* The IBA transitions (qp_state_table): anything else must fail and leave the QP unchanged. */
+static int legal(enum ibv_qp_state from, enum ibv_qp_state to)
+{
+	if (to == IBV_QPS_RESET)
+		return 1;
+	if (to == IBV_QPS_ERR)
+		return from != IBV_QPS_RESET;
+	switch (from) {
+	case IBV_QPS_RESET:
+		return to == IBV_QPS_INIT;
+	case IBV_QPS_INIT:
+		return to == IBV_QPS_INIT || to == IBV_QPS_RTR;
+	case IBV_QPS_RTR:
+		return to == IBV_QPS_RTS;
+	case IBV_QPS_RTS:
+		return to == IBV_QPS_RTS || to == IBV_QPS_SQD;
+	case IBV_QPS_SQD:
+		return to == IBV_QPS_SQD || to == IBV_QPS_RTS;
+	case IBV_QPS_SQE:
+		return to == IBV_QPS_RTS;
+	default:
+		return 0;
+	}
+}
+
+/* Brings a new QP of `type` to `s` (RESET, INIT, RTR, RTS, SQD or ERR). */
+static struct ibv_qp *qp_in(enum ibv_qp_type type, enum ibv_qp_state s)
+{
+	struct ibv_qp *qp = create(type, 4, 4, 1, 1, 0);
+	int ok = qp != NULL;
+
+	if (ok && s != IBV_QPS_RESET)
+		ok = !to_init(qp, 0);
+	if (ok && s != IBV_QPS_RESET && s != IBV_QPS_INIT && s != IBV_QPS_ERR)
+		ok = !to_rtr(qp, 0, NULL);
+	if (ok && (s == IBV_QPS_RTS || s == IBV_QPS_SQD))
+		ok = !to_rts(qp, NULL);
+	if (ok && (s == IBV_QPS_SQD || s == IBV_QPS_ERR))
+		ok = !to(qp, s);
+	if (!ok && qp) {
+		ibv_destroy_qp(qp);
+		qp = NULL;
+	}
+	return qp;
+}
+
+/* Every illegal transition from every reachable state, per QP type, with only the state. */
+static void illegal_transitions(void)
+{
+	static const enum ibv_qp_state from[] = { IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR,
+						  IBV_QPS_RTS, IBV_QPS_SQD, IBV_QPS_ERR };
+	static const enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+	int tried = 0, refused = 0;
+
+	for (unsigned int t = 0; t < 3; t++) {
+		for (unsigned int f = 0; f < 6; f++) {
+			if (!strict && from[f] == IBV_QPS_SQD)
+				continue; /* rxe drains SQD asynchronously */
+			for (int to_s = IBV_QPS_RESET; to_s <= IBV_QPS_ERR; to_s++) {
+				struct ibv_qp *qp;
+
+				if (legal(from[f], to_s))
+					continue;
+				qp = qp_in(types[t], from[f]);
+				if (!qp) {
+					CHECK(0, "type %d: reach state %d", types[t], from[f]);
+					continue;
+				}
+				tried++;
+				if (to(qp, to_s) != 0 && state(qp) == from[f])
+					refused++;
+				else
+					printf("# type %d: %d -> %d accepted\n", types[t], from[f], to_s);
+				ibv_destroy_qp(qp);
+			}
+		}
+	}
+	CHECK(tried > 0 && refused == tried,
+	      "every illegal transition (RC, UC, UD) refused, QP unchanged (%d/%d)", refused, tried);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_qp *qp;
@@ -285,6 +366,7 @@ int main(int argc, char **argv)
 	rc_uc_machine(IBV_QPT_RC, "RC");
 	rc_uc_machine(IBV_QPT_UC, "UC");
 	ud_machine();
+	illegal_transitions();
 
 	qp = create(IBV_QPT_RC, 4, 4, 1, 1, 0);
 	CHECK(qp, "QP for the PD test");
