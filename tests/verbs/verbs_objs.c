@@ -23,22 +23,16 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
-#include "common.h"
+#include "testenv.h"
 
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static struct ibv_cq *cq;
-static union ibv_gid gid;
-static int gid_index;
 static struct ibv_device_attr_ex dev;
 /*
  * Checks where rrxe follows the IBA more strictly than the C rxe (which accepts them): an SRQ
  * created with srq_limit above its max_wr (rxe stores and arms such a limit, although the
  * limit is only meaningful through modify_srq and ibv_create_srq documents it as irrelevant).
- * Off for the oracle run.
+ * Off for the oracle run (`strict`, testenv.h).
  */
-static int strict = 1;
 
 #define KIB 1024
 
@@ -754,22 +748,10 @@ int main(int argc, char **argv)
 	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 8, .max_sge = 1 } };
 	static char buf[4 * KIB];
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: %s DEVICE GID_INDEX [--rxe-compatible]\n", argv[0]);
-		return 2;
-	}
-	strict = !(argc > 3 && !strcmp(argv[3], "--rxe-compatible"));
-	gid_index = atoi(argv[2]);
-	ctx = open_device(argv[1]);
-	CHECK(ctx, "open %s", argv[1]);
-	if (!ctx)
-		return 1;
-	CHECK(ibv_query_gid(ctx, 1, gid_index, &gid) == 0, "GID %d", gid_index);
-	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	CHECK(pd && cq, "PD and CQ");
-	if (!pd || !cq)
-		return 1;
+	int ret = test_setup(argc, argv);
+
+	if (ret)
+		return ret;
 
 	device();
 	address_handles();

@@ -15,21 +15,15 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
-#include "common.h"
+#include "testenv.h"
 
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static struct ibv_cq *cq;
-static union ibv_gid gid;
-static int gid_index;
 /*
  * Checks where rrxe follows the IBA more strictly than the C rxe (which accepts them): P_Key
  * index beyond the one-entry table, max_dest_rd_atomic above the device limit, retry_cnt above
  * 7, min_rnr_timer above 31, and SQD->RTS right after entering SQD (rxe drains
- * asynchronously). Off for the oracle run.
+ * asynchronously). Off for the oracle run (`strict`, testenv.h).
  */
-static int strict = 1;
 
 static struct ibv_qp *create(enum ibv_qp_type type, uint32_t swr, uint32_t rwr, uint32_t ssge,
 			     uint32_t rsge, uint32_t inl)
@@ -345,22 +339,10 @@ int main(int argc, char **argv)
 {
 	struct ibv_qp *qp;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: %s DEVICE GID_INDEX [--rxe-compatible]\n", argv[0]);
-		return 2;
-	}
-	strict = !(argc > 3 && !strcmp(argv[3], "--rxe-compatible"));
-	gid_index = atoi(argv[2]);
-	ctx = open_device(argv[1]);
-	CHECK(ctx, "open %s", argv[1]);
-	if (!ctx)
-		return 1;
-	CHECK(ibv_query_gid(ctx, 1, gid_index, &gid) == 0, "GID %d", gid_index);
-	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	CHECK(pd && cq, "PD and CQ");
-	if (!pd || !cq)
-		return 1;
+	int ret = test_setup(argc, argv);
+
+	if (ret)
+		return ret;
 
 	capabilities();
 	rc_uc_machine(IBV_QPT_RC, "RC");
