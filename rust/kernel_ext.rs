@@ -9,7 +9,10 @@ mod module_watch;
 mod notifier;
 mod random;
 
-pub(crate) use errno::eopnotsupp;
+pub(crate) use errno::{
+    ehostunreach,
+    eopnotsupp, //
+};
 pub(crate) use link_lock::LinkLock;
 pub(crate) use module_watch::{
     module_loaded,

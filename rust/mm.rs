@@ -1,10 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Memory abstractions: zeroed `vmalloc_user` buffers that are shared with user space through
-//! `mmap` (the queue rings of CQs, QPs and SRQs).
+//! `mmap` (the queue rings of CQs, QPs and SRQs), and byte access to pinned user pages and to
+//! kernel memory posted by kernel verbs consumers.
 //!
-//! C header: [`include/linux/vmalloc.h`](srctree/include/linux/vmalloc.h).
+//! C headers: [`include/linux/vmalloc.h`](srctree/include/linux/vmalloc.h),
+//! [`include/linux/highmem.h`](srctree/include/linux/highmem.h).
 
+mod pages;
 mod user_buf;
 
+pub(crate) use pages::{
+    kernel_atomic_u64,
+    kernel_read,
+    kernel_write,
+    PinnedPages, //
+};
 pub(crate) use user_buf::UserBuf;

@@ -1,15 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Networking abstractions: network devices and their event notifier.
+//! Networking abstractions: network devices and their event notifier, socket buffers, IPv4
+//! routes and output, and UDP tunnel sockets.
 //!
-//! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h).
+//! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
+//! [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h),
+//! [`include/net/udp_tunnel.h`](srctree/include/net/udp_tunnel.h).
 
 mod netdev;
 mod notifier;
+mod route;
+mod skb;
+mod udp_tunnel;
 
 pub(crate) use netdev::NetDevice;
 pub(crate) use notifier::{
     NetdevEvent,
     NetdevEvents,
     NetdevNotifier, //
+};
+pub(crate) use route::Route4;
+pub(crate) use skb::{
+    SkBuff,
+    SkbQueue, //
+};
+pub(crate) use udp_tunnel::{
+    UdpReceiver,
+    UdpTunnel, //
 };

@@ -7,6 +7,10 @@
 #include <linux/notifier.h>
 #include <linux/vmalloc.h>
 #include <linux/mm.h>
+#include <linux/skbuff.h>
+#include <linux/ip.h>
+#include <net/ip.h>
+#include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_mad.h>

@@ -14,6 +14,12 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
+#include <linux/highmem.h>
+#include <linux/timer.h>
+#include <linux/skbuff.h>
+#include <net/ip.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
 
 #include "helpers.h"
 
@@ -155,4 +161,197 @@ void rrxe_helper_link_lock(void)
 void rrxe_helper_link_unlock(void)
 {
 	mutex_unlock(&rrxe_link_mutex);
+}
+
+struct sk_buff *rrxe_helper_skb_alloc(struct net_device *ndev, unsigned int len,
+				      unsigned int headroom)
+{
+	unsigned int room = headroom + LL_RESERVED_SPACE(ndev);
+	struct sk_buff *skb = alloc_skb(len + room, GFP_ATOMIC);
+
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, room);
+	skb->dev = ndev;
+	skb_put_zero(skb, len);
+	return skb;
+}
+
+void rrxe_helper_skb_free(struct sk_buff *skb)
+{
+	kfree_skb(skb);
+}
+
+int rrxe_helper_skb_linearize(struct sk_buff *skb)
+{
+	return skb_linearize(skb);
+}
+
+unsigned char *rrxe_helper_skb_data(const struct sk_buff *skb)
+{
+	return skb->data;
+}
+
+unsigned int rrxe_helper_skb_len(const struct sk_buff *skb)
+{
+	return skb->len;
+}
+
+unsigned char *rrxe_helper_skb_network_header(const struct sk_buff *skb)
+{
+	return skb_network_header(skb);
+}
+
+void rrxe_helper_skb_reset_network_header(struct sk_buff *skb)
+{
+	skb_reset_network_header(skb);
+}
+
+void rrxe_helper_skb_reset_transport_header(struct sk_buff *skb)
+{
+	skb_reset_transport_header(skb);
+}
+
+void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 proto)
+{
+	skb->protocol = htons(proto);
+}
+
+struct net_device *rrxe_helper_skb_dev(const struct sk_buff *skb)
+{
+	return skb->dev;
+}
+
+void rrxe_helper_skb_set_dst4(struct sk_buff *skb, struct rtable *rt)
+{
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	skb_dst_set(skb, dst_clone(&rt->dst));
+}
+
+void rrxe_helper_skb_queue_init(struct sk_buff_head *q)
+{
+	skb_queue_head_init(q);
+}
+
+unsigned char *rrxe_helper_skb_cb(struct sk_buff *skb)
+{
+	return skb->cb;
+}
+
+struct rtable *rrxe_helper_route4(struct net_device *ndev, __be32 saddr, __be32 daddr)
+{
+	struct flowi4 fl = {
+		.flowi4_oif = ndev->ifindex,
+		.saddr = saddr,
+		.daddr = daddr,
+		.flowi4_proto = IPPROTO_UDP,
+	};
+
+	return ip_route_output_key(dev_net(ndev), &fl);
+}
+
+void rrxe_helper_rt_put(struct rtable *rt)
+{
+	ip_rt_put(rt);
+}
+
+struct net *rrxe_helper_rt_net(struct rtable *rt)
+{
+	return dev_net(rt->dst.dev);
+}
+
+struct net *rrxe_helper_dev_net(const struct net_device *ndev)
+{
+	return dev_net(ndev);
+}
+
+struct net_device *rrxe_helper_real_dev(struct net_device *ndev)
+{
+	return is_vlan_dev(ndev) ? vlan_dev_real_dev(ndev) : NULL;
+}
+
+int rrxe_helper_udp_tunnel_open(struct net *net, u16 port, bool ipv6,
+				int (*rcv)(struct sock *sk, struct sk_buff *skb),
+				struct socket **sockp)
+{
+	struct udp_port_cfg cfg = {
+		.family = ipv6 ? AF_INET6 : AF_INET,
+		.ipv6_v6only = ipv6,
+		.local_udp_port = htons(port),
+	};
+	struct udp_tunnel_sock_cfg tnl = { .encap_type = 1, .encap_rcv = rcv };
+	int err = udp_sock_create(net, &cfg, sockp);
+
+	if (!err)
+		setup_udp_tunnel_sock(net, (*sockp)->sk, &tnl);
+	return err;
+}
+
+void *rrxe_helper_kmap_local(struct page *page)
+{
+	return kmap_local_page(page);
+}
+
+void rrxe_helper_kunmap_local(void *addr)
+{
+	kunmap_local(addr);
+}
+
+struct page *rrxe_helper_virt_to_page(unsigned long addr)
+{
+	return virt_addr_valid((void *)addr) ? virt_to_page((void *)addr) : NULL;
+}
+
+size_t rrxe_helper_umem_pages(struct ib_umem *umem, struct page **pages, size_t max)
+{
+	struct sg_page_iter it;
+	size_t n = 0;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (n == max)
+			break;
+		pages[n++] = sg_page_iter_page(&it);
+	}
+	return n;
+}
+
+size_t rrxe_helper_umem_num_pages(struct ib_umem *umem)
+{
+	return ib_umem_num_pages(umem);
+}
+
+unsigned long rrxe_helper_umem_offset(struct ib_umem *umem)
+{
+	return ib_umem_offset(umem);
+}
+
+void rrxe_helper_netdev_mac(const struct net_device *ndev, u8 *mac)
+{
+	ether_addr_copy(mac, ndev->dev_addr);
+}
+
+void rrxe_helper_timer_setup(struct timer_list *t, void (*fn)(struct timer_list *))
+{
+	timer_setup(t, fn, 0);
+}
+
+void rrxe_helper_timer_arm_us(struct timer_list *t, unsigned long usecs)
+{
+	mod_timer(t, jiffies + usecs_to_jiffies(usecs) + 1);
+}
+
+void rrxe_helper_for_each_netdev(struct net *net, void (*fn)(struct net_device *, void *),
+				 void *ctx)
+{
+	struct net_device *ndev;
+
+	rcu_read_lock();
+	for_each_netdev_rcu(net, ndev)
+		fn(ndev, ctx);
+	rcu_read_unlock();
+}
+
+int rrxe_helper_skb_pull(struct sk_buff *skb, unsigned int len)
+{
+	return skb_pull(skb, len) ? 0 : -EINVAL;
 }

@@ -37,6 +37,7 @@ unsigned int rrxe_helper_netdev_mtu(const struct net_device *ndev);
 bool rrxe_helper_netdev_is_vlan(const struct net_device *ndev);
 __be64 rrxe_helper_netdev_eui64(const struct net_device *ndev);
 struct net_device *rrxe_helper_netdev_from_notifier(void *info);
+void rrxe_helper_netdev_mac(const struct net_device *ndev, u8 *mac);
 
 /* memory */
 void *rrxe_helper_vmalloc_user(size_t size);
@@ -57,5 +58,57 @@ void rrxe_helper_spin_assert_held(void *lock);
 /* the driver-wide link mutex (serialises rdma link add/delete with netdev events) */
 void rrxe_helper_link_lock(void);
 void rrxe_helper_link_unlock(void);
+
+
+/* socket buffers */
+struct sk_buff;
+struct sk_buff_head;
+struct rtable;
+struct page;
+struct sk_buff *rrxe_helper_skb_alloc(struct net_device *ndev, unsigned int len,
+				      unsigned int headroom);
+void rrxe_helper_skb_free(struct sk_buff *skb);
+int rrxe_helper_skb_linearize(struct sk_buff *skb);
+unsigned char *rrxe_helper_skb_data(const struct sk_buff *skb);
+unsigned int rrxe_helper_skb_len(const struct sk_buff *skb);
+unsigned char *rrxe_helper_skb_network_header(const struct sk_buff *skb);
+void rrxe_helper_skb_reset_network_header(struct sk_buff *skb);
+void rrxe_helper_skb_reset_transport_header(struct sk_buff *skb);
+void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 proto);
+struct net_device *rrxe_helper_skb_dev(const struct sk_buff *skb);
+void rrxe_helper_skb_set_dst4(struct sk_buff *skb, struct rtable *rt);
+void rrxe_helper_skb_queue_init(struct sk_buff_head *q);
+unsigned char *rrxe_helper_skb_cb(struct sk_buff *skb);
+
+/* IPv4 routes */
+struct rtable *rrxe_helper_route4(struct net_device *ndev, __be32 saddr, __be32 daddr);
+void rrxe_helper_rt_put(struct rtable *rt);
+struct net *rrxe_helper_rt_net(struct rtable *rt);
+struct net *rrxe_helper_dev_net(const struct net_device *ndev);
+struct net_device *rrxe_helper_real_dev(struct net_device *ndev);
+
+/* UDP tunnel sockets */
+struct socket;
+struct sock;
+int rrxe_helper_udp_tunnel_open(struct net *net, u16 port, bool ipv6,
+				int (*rcv)(struct sock *sk, struct sk_buff *skb),
+				struct socket **sockp);
+
+/* pages */
+void *rrxe_helper_kmap_local(struct page *page);
+void rrxe_helper_kunmap_local(void *addr);
+struct page *rrxe_helper_virt_to_page(unsigned long addr);
+size_t rrxe_helper_umem_pages(struct ib_umem *umem, struct page **pages, size_t max);
+size_t rrxe_helper_umem_num_pages(struct ib_umem *umem);
+unsigned long rrxe_helper_umem_offset(struct ib_umem *umem);
+
+void rrxe_helper_for_each_netdev(struct net *net, void (*fn)(struct net_device *, void *),
+				 void *ctx);
+int rrxe_helper_skb_pull(struct sk_buff *skb, unsigned int len);
+
+/* timers */
+struct timer_list;
+void rrxe_helper_timer_setup(struct timer_list *t, void (*fn)(struct timer_list *));
+void rrxe_helper_timer_arm_us(struct timer_list *t, unsigned long usecs);
 
 #endif /* RRXE_HELPERS_H */

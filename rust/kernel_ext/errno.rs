@@ -10,3 +10,9 @@ pub(crate) fn eopnotsupp() -> Error {
     let errno = c_int::try_from(bindings::EOPNOTSUPP).unwrap_or(c_int::MAX);
     Error::from_errno(-errno)
 }
+
+/// `EHOSTUNREACH`: no route to the destination.
+pub(crate) fn ehostunreach() -> Error {
+    let errno = c_int::try_from(bindings::EHOSTUNREACH).unwrap_or(c_int::MAX);
+    Error::from_errno(-errno)
+}

@@ -65,4 +65,44 @@ impl NetDevice {
         // SAFETY: By the type invariant the device is valid.
         unsafe { bindings::rrxe_helper_netdev_eui64(self.as_raw()) }
     }
+
+    /// The MAC address.
+    pub(crate) fn mac(&self) -> [u8; 6] {
+        let mut mac = [0u8; 6];
+        // SAFETY: By the type invariant the device is valid; `mac` has room for 6 bytes.
+        unsafe { bindings::rrxe_helper_netdev_mac(self.as_raw(), mac.as_mut_ptr()) };
+        mac
+    }
+
+    /// Calls `f` with the real device under this VLAN device, if it is one.
+    pub(crate) fn with_real_dev<R>(&self, f: impl FnOnce(&NetDevice) -> R) -> Option<R> {
+        // SAFETY: By the type invariant the device is valid; a VLAN device holds its real
+        // device while it exists.
+        let real = unsafe { bindings::rrxe_helper_real_dev(self.as_raw()) };
+        if real.is_null() {
+            return None;
+        }
+        // SAFETY: As above, valid while `self` is.
+        Some(f(unsafe { NetDevice::from_raw(real) }))
+    }
+
+    /// Calls `f` for every netdev in this device's network namespace (under RCU: `f` must not
+    /// sleep).
+    pub(crate) fn for_each_in_netns(&self, mut f: impl FnMut(&NetDevice)) {
+        unsafe extern "C" fn one(nd: *mut bindings::net_device, ctx: *mut c_void) {
+            // SAFETY: `ctx` is the `&mut dyn FnMut` below, live for the walk.
+            let f = unsafe { &mut *ctx.cast::<&mut dyn FnMut(&NetDevice)>() };
+            // SAFETY: The walk holds RCU, which keeps `nd` valid during the call.
+            f(unsafe { NetDevice::from_raw(nd) });
+        }
+        let mut dynf: &mut dyn FnMut(&NetDevice) = &mut f;
+        // SAFETY: The device is valid, so is its namespace; `one` and `ctx` live for the call.
+        unsafe {
+            bindings::rrxe_helper_for_each_netdev(
+                bindings::rrxe_helper_dev_net(self.as_raw()),
+                Some(one),
+                (&raw mut dynf).cast(),
+            )
+        };
+    }
 }

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Byte access to memory the data path copies to and from: pages pinned by a user memory
+//! region, and kernel virtual addresses of the direct map (the "virtual DMA" of kernel verbs
+//! consumers). Every access is bounds-checked and goes through `kmap_local_page`; the memory
+//! may change under us (user space writes it concurrently), so it is only ever accessed with
+//! raw copies and atomics, never as Rust references.
+//!
+//! C header: [`include/linux/highmem.h`](srctree/include/linux/highmem.h).
+
+use crate::bindings;
+use core::sync::atomic::AtomicU64;
+use kernel::{
+    alloc::KVVec,
+    page::PAGE_SIZE,
+    prelude::*, //
+};
+
+/// Which way a copy goes.
+enum Dir<'a, 'b> {
+    /// From the pages into the slice.
+    Out(&'a mut [u8]),
+    /// From the slice into the pages.
+    In(&'b [u8]),
+}
+
+/// Copies between the slice and `len` bytes of `page` at `off` (within the page).
+///
+/// # Safety
+///
+/// `page` is a valid page that stays allocated during the call; `off + len <= PAGE_SIZE`.
+unsafe fn copy_page(page: *mut bindings::page, off: usize, buf: *mut u8, len: usize, out: bool) {
+    // SAFETY: Guaranteed by the caller; the mapping is local to this call.
+    unsafe {
+        let va = bindings::rrxe_helper_kmap_local(page).cast::<u8>().add(off);
+        if out {
+            core::ptr::copy_nonoverlapping(va, buf, len);
+        } else {
+            core::ptr::copy_nonoverlapping(buf, va, len);
+        }
+        bindings::rrxe_helper_kunmap_local(va.sub(off).cast());
+    }
+}
+
+/// A byte range over pages pinned by their owner (a umem): `len` bytes starting `first_off`
+/// bytes into the first page.
+///
+/// # Invariants
+///
+/// Every page stays pinned (allocated) as long as this object lives; `first_off < PAGE_SIZE`
+/// and `first_off + len <= pages.len() * PAGE_SIZE`.
+pub(crate) struct PinnedPages {
+    pages: KVVec<usize>,
+    first_off: usize,
+    len: usize,
+}
+
+// SAFETY: Pages are plain memory; access is by copies.
+unsafe impl Send for PinnedPages {}
+// SAFETY: As above.
+unsafe impl Sync for PinnedPages {}
+
+impl PinnedPages {
+    /// Wraps `pages`.
+    ///
+    /// # Safety
+    ///
+    /// The pages stay pinned for the life of the returned object.
+    pub(crate) unsafe fn new(pages: KVVec<usize>, first_off: usize, len: usize) -> Result<Self> {
+        let room = pages.len().checked_mul(PAGE_SIZE).ok_or(EINVAL)?;
+        if first_off >= PAGE_SIZE || first_off.checked_add(len).is_none_or(|e| e > room) {
+            return Err(EINVAL);
+        }
+        Ok(Self {
+            pages,
+            first_off,
+            len,
+        })
+    }
+
+    fn copy(&self, off: usize, mut dir: Dir<'_, '_>) -> Result {
+        let total = match &dir {
+            Dir::Out(d) => d.len(),
+            Dir::In(s) => s.len(),
+        };
+        if off.checked_add(total).is_none_or(|e| e > self.len) {
+            return Err(EFAULT);
+        }
+        let mut pos = self.first_off + off;
+        let mut done = 0;
+        while done < total {
+            let page = *self.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
+            let in_page = pos % PAGE_SIZE;
+            let n = (PAGE_SIZE - in_page).min(total - done);
+            let (buf, out) = match &mut dir {
+                Dir::Out(d) => (d[done..].as_mut_ptr(), true),
+                Dir::In(s) => (s[done..].as_ptr().cast_mut(), false),
+            };
+            // SAFETY: By the invariant the page is pinned; `in_page + n <= PAGE_SIZE`; `buf`
+            // has `n` bytes (`done + n <= total`), and is only written for `Dir::Out`.
+            unsafe { copy_page(page as *mut bindings::page, in_page, buf, n, out) };
+            pos += n;
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Copies `dst.len()` bytes at byte `off` of the range into `dst`; `EFAULT` out of range.
+    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
+        self.copy(off, Dir::Out(dst))
+    }
+
+    /// Copies `src` to byte `off` of the range; `EFAULT` out of range.
+    pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
+        self.copy(off, Dir::In(src))
+    }
+
+    /// Runs `f` on the 8-byte-aligned 64-bit word at byte `off` of the range, atomically with
+    /// respect to other atomics on it (`EINVAL` if misaligned, `EFAULT` out of range).
+    pub(crate) fn atomic_u64<R>(&self, off: usize, f: impl FnOnce(&AtomicU64) -> R) -> Result<R> {
+        if off.checked_add(8).is_none_or(|e| e > self.len) {
+            return Err(EFAULT);
+        }
+        let pos = self.first_off + off;
+        if pos % 8 != 0 {
+            return Err(EINVAL);
+        }
+        let page = *self.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
+        // SAFETY: By the invariant the page is pinned; an aligned word never crosses a page;
+        // the mapping lives until `kunmap_local` below and the reference does not escape `f`.
+        unsafe {
+            let base = bindings::rrxe_helper_kmap_local(page as *mut bindings::page).cast::<u8>();
+            let word = AtomicU64::from_ptr(base.add(pos % PAGE_SIZE).cast::<u64>());
+            let r = f(word);
+            bindings::rrxe_helper_kunmap_local(base.cast());
+            Ok(r)
+        }
+    }
+}
+
+/// The page of kernel virtual address `addr`, if it is in the direct map.
+fn direct_map_page(addr: usize) -> Result<*mut bindings::page> {
+    // SAFETY: Only computes the page of an address after checking it is in the direct map.
+    let page = unsafe { bindings::rrxe_helper_virt_to_page(addr as c_ulong) };
+    if page.is_null() {
+        return Err(EFAULT);
+    }
+    Ok(page)
+}
+
+/// Copies between a slice and kernel virtual memory at `addr`, page by page, each page checked
+/// to be in the direct map.
+fn kernel_copy(addr: u64, buf: *mut u8, total: usize, out: bool) -> Result {
+    let addr = usize::try_from(addr).map_err(|_| EFAULT)?;
+    addr.checked_add(total).ok_or(EFAULT)?;
+    let mut done = 0;
+    while done < total {
+        let a = addr + done;
+        let in_page = a % PAGE_SIZE;
+        let n = (PAGE_SIZE - in_page).min(total - done);
+        let page = direct_map_page(a)?;
+        // SAFETY: `page` is a direct-map page; kernel verbs consumers keep the memory they
+        // posted allocated until its work request completes (the verbs contract). `buf` has
+        // `total` bytes.
+        unsafe { copy_page(page, in_page, buf.add(done), n, out) };
+        done += n;
+    }
+    Ok(())
+}
+
+/// Reads kernel memory a kernel verbs consumer posted (an SGE of its DMA MR or a fast-reg
+/// page), at kernel virtual address `addr`; `EFAULT` outside the direct map.
+pub(crate) fn kernel_read(addr: u64, dst: &mut [u8]) -> Result {
+    kernel_copy(addr, dst.as_mut_ptr(), dst.len(), true)
+}
+
+/// Writes kernel memory a kernel verbs consumer posted, as [`kernel_read`].
+pub(crate) fn kernel_write(addr: u64, src: &[u8]) -> Result {
+    kernel_copy(addr, src.as_ptr().cast_mut(), src.len(), false)
+}
+
+/// Runs `f` on the aligned 64-bit word at kernel virtual address `addr`, as [`kernel_read`].
+pub(crate) fn kernel_atomic_u64<R>(addr: u64, f: impl FnOnce(&AtomicU64) -> R) -> Result<R> {
+    let a = usize::try_from(addr).map_err(|_| EFAULT)?;
+    if a % 8 != 0 {
+        return Err(EINVAL);
+    }
+    let page = direct_map_page(a)?;
+    // SAFETY: As in `kernel_copy`; an aligned word stays in its page; the reference does not
+    // escape `f`.
+    unsafe {
+        let base = bindings::rrxe_helper_kmap_local(page).cast::<u8>();
+        let word = AtomicU64::from_ptr(base.add(a % PAGE_SIZE).cast::<u64>());
+        let r = f(word);
+        bindings::rrxe_helper_kunmap_local(base.cast());
+        Ok(r)
+    }
+}

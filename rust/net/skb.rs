@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Socket buffers (`struct sk_buff`) owned by the driver, and queues of them.
+//!
+//! C header: [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h).
+
+use super::NetDevice;
+use crate::bindings;
+use core::ptr::NonNull;
+use kernel::{
+    prelude::*,
+    types::Opaque, //
+};
+
+/// The bytes of `skb->cb` the driver may use.
+pub(crate) const CB_LEN: usize = 48;
+
+/// An owned socket buffer, freed (`kfree_skb`) when dropped unless handed on.
+///
+/// # Invariants
+///
+/// `skb` is a valid `sk_buff` owned exclusively by this object.
+pub(crate) struct SkBuff {
+    skb: NonNull<bindings::sk_buff>,
+}
+
+// SAFETY: An skb may be freed and used from any context; ownership is exclusive.
+unsafe impl Send for SkBuff {}
+
+impl SkBuff {
+    /// Allocates a buffer of `len` zeroed bytes for `ndev`, with `headroom` bytes (plus the
+    /// device's link-layer room) in front for headers pushed later. Atomic allocation: callable
+    /// in any context.
+    pub(crate) fn alloc(ndev: &NetDevice, len: usize, headroom: usize) -> Result<Self> {
+        let len = u32::try_from(len).map_err(|_| EINVAL)?;
+        let headroom = u32::try_from(headroom).map_err(|_| EINVAL)?;
+        // SAFETY: `ndev` is valid; the helper returns a new skb or NULL.
+        let skb = unsafe { bindings::rrxe_helper_skb_alloc(ndev.as_raw(), len, headroom) };
+        Ok(Self {
+            skb: NonNull::new(skb).ok_or(ENOMEM)?,
+        })
+    }
+
+    /// Takes ownership of a received buffer.
+    ///
+    /// # Safety
+    ///
+    /// `skb` is a valid skb whose ownership the caller passes on.
+    pub(crate) unsafe fn from_raw(skb: *mut bindings::sk_buff) -> Option<Self> {
+        NonNull::new(skb).map(|skb| Self { skb })
+    }
+
+    /// Gives up ownership (to a C function that consumes it).
+    pub(super) fn into_raw(self) -> *mut bindings::sk_buff {
+        let raw = self.skb.as_ptr();
+        core::mem::forget(self);
+        raw
+    }
+
+    pub(super) fn as_raw(&self) -> *mut bindings::sk_buff {
+        self.skb.as_ptr()
+    }
+
+    /// The number of bytes from `data` to the end.
+    pub(crate) fn len(&self) -> usize {
+        // SAFETY: By the type invariant the skb is valid.
+        unsafe { bindings::rrxe_helper_skb_len(self.as_raw()) as usize }
+    }
+
+    /// Makes the whole buffer linear (one contiguous area); `ENOMEM` if that fails.
+    pub(crate) fn linearize(&mut self) -> Result {
+        // SAFETY: By the type invariant the skb is valid and ours.
+        kernel::error::to_result(unsafe { bindings::rrxe_helper_skb_linearize(self.as_raw()) })
+    }
+
+    /// The linear data from `data` on. For a buffer that is not linear this is only its head;
+    /// received buffers are linearised first.
+    pub(crate) fn data(&self) -> &[u8] {
+        // SAFETY: By the type invariant the skb is valid. A linear skb (`alloc` makes them so,
+        // `linearize` too) holds `len` bytes at `data`; the borrow of `self` keeps it alive.
+        unsafe {
+            let len = bindings::rrxe_helper_skb_len(self.as_raw()) as usize;
+            let data = bindings::rrxe_helper_skb_data(self.as_raw());
+            core::slice::from_raw_parts(data, len)
+        }
+    }
+
+    /// The linear data, writable.
+    pub(crate) fn data_mut(&mut self) -> &mut [u8] {
+        // SAFETY: As in `data`; `&mut self` makes the access exclusive.
+        unsafe {
+            let len = bindings::rrxe_helper_skb_len(self.as_raw()) as usize;
+            let data = bindings::rrxe_helper_skb_data(self.as_raw());
+            core::slice::from_raw_parts_mut(data, len)
+        }
+    }
+
+    /// The bytes from the network header to the end of the data (a received, linearised
+    /// packet: IP header, UDP header, payload). Empty if the network header is not inside the
+    /// buffer's head.
+    pub(crate) fn from_network_header(&self) -> &[u8] {
+        // SAFETY: By the type invariant the skb is valid; both pointers are into its head, and
+        // the network header precedes `data` on receive (checked).
+        unsafe {
+            let nh = bindings::rrxe_helper_skb_network_header(self.as_raw());
+            let data = bindings::rrxe_helper_skb_data(self.as_raw());
+            let len = bindings::rrxe_helper_skb_len(self.as_raw()) as usize;
+            if nh > data || (data as usize - nh as usize) > 256 {
+                return &[];
+            }
+            let before = data as usize - nh as usize;
+            core::slice::from_raw_parts(nh, before + len)
+        }
+    }
+
+    /// Prepends `n` bytes and returns them (to be filled by the caller); `None` when the
+    /// headroom is too small.
+    pub(crate) fn push(&mut self, n: usize) -> Option<&mut [u8]> {
+        let n32 = u32::try_from(n).ok()?;
+        // SAFETY: By the type invariant the skb is valid. `skb_push` panics when the headroom
+        // is short, so check it first through the data pointer and the head.
+        unsafe {
+            let skb = self.as_raw();
+            let data = bindings::rrxe_helper_skb_data(skb);
+            if (data as usize) - ((*skb).head as usize) < n {
+                return None;
+            }
+            let p = bindings::skb_push(skb, n32).cast::<u8>();
+            core::ptr::write_bytes(p, 0, n);
+            Some(core::slice::from_raw_parts_mut(p, n))
+        }
+    }
+
+    /// Removes `n` bytes from the front of the data; `EINVAL` if there are fewer.
+    pub(crate) fn pull(&mut self, n: usize) -> Result {
+        let n = u32::try_from(n).map_err(|_| EINVAL)?;
+        if n as usize > self.data().len() {
+            return Err(EINVAL);
+        }
+        // SAFETY: By the type invariant the skb is valid; `n` is within the linear data.
+        kernel::error::to_result(unsafe { bindings::rrxe_helper_skb_pull(self.as_raw(), n) })
+    }
+
+    /// Marks the current `data` as the start of the network header.
+    pub(crate) fn reset_network_header(&mut self) {
+        // SAFETY: By the type invariant the skb is valid.
+        unsafe { bindings::rrxe_helper_skb_reset_network_header(self.as_raw()) };
+    }
+
+    /// Marks the current `data` as the start of the transport header.
+    pub(crate) fn reset_transport_header(&mut self) {
+        // SAFETY: By the type invariant the skb is valid.
+        unsafe { bindings::rrxe_helper_skb_reset_transport_header(self.as_raw()) };
+    }
+
+    /// Sets the link-layer protocol (`ETH_P_IP`, `ETH_P_IPV6`).
+    pub(crate) fn set_protocol(&mut self, proto: u16) {
+        // SAFETY: By the type invariant the skb is valid.
+        unsafe { bindings::rrxe_helper_skb_set_protocol(self.as_raw(), proto) };
+    }
+
+    /// Calls `f` with the device the buffer arrived on (or is sent from), if any.
+    pub(crate) fn with_dev<R>(&self, f: impl FnOnce(&NetDevice) -> R) -> Option<R> {
+        // SAFETY: By the type invariant the skb is valid; a buffer being received or sent
+        // keeps its device alive (RCU/driver references) while we own it.
+        let dev = unsafe { bindings::rrxe_helper_skb_dev(self.as_raw()) };
+        if dev.is_null() {
+            return None;
+        }
+        // SAFETY: As above.
+        Some(f(unsafe { NetDevice::from_raw(dev) }))
+    }
+
+    /// The control buffer, free for the owner's use.
+    pub(crate) fn cb(&mut self) -> &mut [u8; CB_LEN] {
+        // SAFETY: `cb` is a 48-byte array inside the valid skb we own exclusively.
+        unsafe { &mut *bindings::rrxe_helper_skb_cb(self.as_raw()).cast::<[u8; CB_LEN]>() }
+    }
+}
+
+impl Drop for SkBuff {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant we own the skb.
+        unsafe { bindings::rrxe_helper_skb_free(self.as_raw()) };
+    }
+}
+
+/// A queue of socket buffers (`struct sk_buff_head`, with its own interrupt-safe lock): any
+/// context may add and take.
+#[pin_data(PinnedDrop)]
+pub(crate) struct SkbQueue {
+    #[pin]
+    head: Opaque<bindings::sk_buff_head>,
+}
+
+// SAFETY: The queue is protected by its own spinlock.
+unsafe impl Send for SkbQueue {}
+// SAFETY: As above.
+unsafe impl Sync for SkbQueue {}
+
+impl SkbQueue {
+    /// An empty queue.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            // SAFETY: `skb_queue_head_init` initialises the head in place.
+            head <- Opaque::ffi_init(|p| unsafe { bindings::rrxe_helper_skb_queue_init(p) }),
+        })
+    }
+
+    /// Appends a buffer.
+    pub(crate) fn push(&self, skb: SkBuff) {
+        // SAFETY: The head is initialised; the queue takes ownership of the skb.
+        unsafe { bindings::skb_queue_tail(self.head.get(), skb.into_raw()) };
+    }
+
+    /// Takes the first buffer.
+    pub(crate) fn pop(&self) -> Option<SkBuff> {
+        // SAFETY: The head is initialised; a dequeued skb is ours.
+        unsafe { SkBuff::from_raw(bindings::skb_dequeue(self.head.get())) }
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for SkbQueue {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: The head is initialised; the queue owns the buffers it frees.
+        unsafe {
+            bindings::skb_queue_purge_reason(
+                self.head.get(),
+                bindings::skb_drop_reason_SKB_DROP_REASON_QUEUE_PURGE,
+            )
+        };
+    }
+}
