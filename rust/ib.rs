@@ -14,12 +14,14 @@ mod counters;
 mod cq;
 mod device;
 mod link;
+mod live;
 mod mmap;
 mod mr;
 mod object;
 mod ops;
 mod qp;
 mod srq;
+mod timer;
 mod uabi;
 mod udata;
 mod wr;
@@ -41,6 +43,7 @@ pub(crate) use cq::{
 };
 pub(crate) use device::{
     Device,
+    DeviceRef,
     Driver,
     PortEvent, //
 };
@@ -48,6 +51,7 @@ pub(crate) use link::{
     LinkOps,
     LinkRegistration, //
 };
+pub(crate) use live::ObjRef;
 pub(crate) use mmap::MmapHandle;
 pub(crate) use mr::{
     Mr,
@@ -60,6 +64,7 @@ pub(crate) use ops::{
 };
 pub(crate) use qp::{
     AddressVector,
+    NetworkType,
     Qp,
     QpAttr,
     QpCap,
@@ -72,6 +77,10 @@ pub(crate) use srq::{
     Srq,
     SrqAttr,
     SrqMask, //
+};
+pub(crate) use timer::{
+    RefTimer,
+    TimerTarget, //
 };
 pub(crate) use udata::Udata;
 pub(crate) use wr::{

@@ -3,10 +3,20 @@
 //! Memory regions (`struct ib_mr`), allocated by the driver with its data as a Rust tail, and
 //! pinned user memory (`struct ib_umem`).
 
-use super::DeviceOps;
-use crate::bindings;
+use super::{
+    live::{
+        Counted,
+        Users, //
+    },
+    DeviceOps, //
+};
+use crate::{
+    bindings,
+    mm::PinnedPages, //
+};
 use core::ptr::NonNull;
 use kernel::{
+    alloc::KVVec,
     prelude::*,
     types::Opaque, //
 };
@@ -20,7 +30,22 @@ use kernel::{
 #[repr(C)]
 pub(crate) struct Mr<T: DeviceOps> {
     ib: Opaque<bindings::ib_mr>,
+    /// Data-path references ([`super::ObjRef`]).
+    users: Users,
     data: T::Mr,
+}
+
+// SAFETY: The C part is only read through the accessors below (fields the core sets before the
+// MR is used); the driver data is `Send + Sync`.
+unsafe impl<T: DeviceOps> Send for Mr<T> {}
+// SAFETY: As above.
+unsafe impl<T: DeviceOps> Sync for Mr<T> {}
+
+// SAFETY: `free` waits for `users` before dropping the MR.
+unsafe impl<T: DeviceOps> Counted for Mr<T> {
+    fn users(&self) -> &Users {
+        &self.users
+    }
 }
 
 impl<T: DeviceOps> Mr<T> {
@@ -39,6 +64,7 @@ impl<T: DeviceOps> Mr<T> {
         let mr = KBox::new(
             Self {
                 ib: Opaque::zeroed(),
+                users: Users::new(),
                 data,
             },
             GFP_KERNEL,
@@ -60,7 +86,23 @@ impl<T: DeviceOps> Mr<T> {
     /// `ib` came from [`Self::into_raw`] and is not used afterwards.
     pub(super) unsafe fn free(ib: *mut bindings::ib_mr) {
         // SAFETY: Guaranteed by the caller.
-        drop(unsafe { KBox::from_raw(ib.cast::<Self>()) });
+        let mr = unsafe { KBox::from_raw(ib.cast::<Self>()) };
+        mr.users.wait_unused();
+        drop(mr);
+    }
+
+    /// The identity of the MR's protection domain (compared with a QP's).
+    pub(crate) fn pd_id(&self) -> usize {
+        // SAFETY: `pd` is set by the core after registration and changes only under
+        // re-registration; a racy read yields some PD's address, used only for comparison.
+        unsafe { (*self.ib.get()).pd as usize }
+    }
+
+    /// The current local key.
+    pub(crate) fn lkey(&self) -> u32 {
+        // SAFETY: The MR is registered; `lkey` is a plain field (fast registration rewrites it
+        // in process context, a racy read only yields an old key).
+        unsafe { (*self.ib.get()).lkey }
     }
 }
 
@@ -88,6 +130,8 @@ pub(crate) struct MrKeys {
 /// `umem` is a live umem from `ib_umem_get_va`, released once, on drop.
 pub(crate) struct Umem {
     umem: NonNull<bindings::ib_umem>,
+    /// The pinned pages, for the data path.
+    pages: PinnedPages,
 }
 
 // SAFETY: A umem is plain pinned memory owned by this object.
@@ -111,10 +155,49 @@ impl Umem {
         let len = usize::try_from(len).map_err(|_| EINVAL)?;
         // SAFETY: Valid device; the core pins and accounts the pages.
         let umem = unsafe { bindings::rrxe_helper_umem_get(dev, addr, len, access) };
-        let umem = kernel::error::from_err_ptr(umem)?;
-        Ok(Self {
-            umem: NonNull::new(umem).ok_or(ENOMEM)?,
-        })
+        let umem = NonNull::new(kernel::error::from_err_ptr(umem)?).ok_or(ENOMEM)?;
+        // SAFETY: `umem` is live; on failure it is released here.
+        match unsafe { Self::page_list(umem) } {
+            Ok(pages) => Ok(Self { umem, pages }),
+            Err(e) => {
+                // SAFETY: Not yet owned by anything else.
+                unsafe { bindings::ib_umem_release(umem.as_ptr()) };
+                Err(e)
+            }
+        }
+    }
+
+    /// Collects the pages of a live umem.
+    ///
+    /// # Safety
+    ///
+    /// `umem` is live; the result must not outlive it.
+    unsafe fn page_list(umem: NonNull<bindings::ib_umem>) -> Result<PinnedPages> {
+        // SAFETY: `umem` is live.
+        let (n, off, len) = unsafe {
+            (
+                bindings::rrxe_helper_umem_num_pages(umem.as_ptr()),
+                bindings::rrxe_helper_umem_offset(umem.as_ptr()) as usize,
+                umem.as_ref().length,
+            )
+        };
+        let mut pages = KVVec::with_capacity(n, GFP_KERNEL)?;
+        pages.resize(n, 0usize, GFP_KERNEL)?;
+        // SAFETY: `pages` has room for `n` page pointers (`usize`-sized).
+        let got = unsafe {
+            bindings::rrxe_helper_umem_pages(umem.as_ptr(), pages.as_mut_ptr().cast(), n)
+        };
+        if got != n {
+            return Err(EFAULT);
+        }
+        // SAFETY: The umem pins its pages until released; the caller keeps the result no
+        // longer than the umem.
+        unsafe { PinnedPages::new(pages, off, len) }
+    }
+
+    /// The pinned memory, byte 0 being the registered start address.
+    pub(crate) fn pages(&self) -> &PinnedPages {
+        &self.pages
     }
 
     /// Checks a re-registration of this memory with `flags` and new `access` (the pages must

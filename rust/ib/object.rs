@@ -8,7 +8,13 @@
 //! op (where the data is dropped). It refuses to destroy an object that others still use (a PD
 //! with QPs, a CQ or SRQ with QPs), so references between objects stay valid.
 
-use super::DeviceOps;
+use super::{
+    live::{
+        Counted,
+        Users, //
+    },
+    DeviceOps, //
+};
 use crate::bindings;
 use core::marker::PhantomData;
 use kernel::types::Opaque;
@@ -30,6 +36,8 @@ pub(crate) trait ObjKind<T: DeviceOps> {
 #[repr(C)]
 pub(crate) struct Obj<T: DeviceOps, K: ObjKind<T>> {
     ib: Opaque<K::C>,
+    /// Data-path references ([`super::ObjRef`]); zeroed by ib_core's allocation.
+    users: Users,
     data: K::Data,
     _kind: PhantomData<fn() -> (T, K)>,
 }
@@ -72,14 +80,33 @@ impl<T: DeviceOps, K: ObjKind<T>> Obj<T, K> {
         unsafe { (&raw mut (*ib.cast::<Self>()).data).write(data) };
     }
 
-    /// Drops the driver data of an object being destroyed.
+    /// Waits until no data-path reference is left, then drops the driver data of an object
+    /// being destroyed.
     ///
     /// # Safety
     ///
-    /// `ib`'s data is initialised and nothing uses it any more (its destroy op).
+    /// `ib`'s data is initialised and no verbs call uses it any more (its destroy op).
     pub(super) unsafe fn drop_data(ib: *mut K::C) {
         // SAFETY: Guaranteed by the caller.
-        unsafe { core::ptr::drop_in_place(&raw mut (*ib.cast::<Self>()).data) };
+        unsafe {
+            let obj = ib.cast::<Self>();
+            (*obj).users.wait_unused();
+            core::ptr::drop_in_place(&raw mut (*obj).data);
+        }
+    }
+}
+
+// SAFETY: The C part is shared with ib_core, which serialises its own accesses; the driver
+// reads only fields fixed at creation. The driver data is `Send + Sync`.
+unsafe impl<T: DeviceOps, K: ObjKind<T>> Send for Obj<T, K> {}
+// SAFETY: As above.
+unsafe impl<T: DeviceOps, K: ObjKind<T>> Sync for Obj<T, K> {}
+
+// SAFETY: `drop_data`, the only way the object's data goes away before ib_core frees it, waits
+// for `users` first.
+unsafe impl<T: DeviceOps, K: ObjKind<T>> Counted for Obj<T, K> {
+    fn users(&self) -> &Users {
+        &self.users
     }
 }
 

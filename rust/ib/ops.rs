@@ -155,6 +155,12 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// Appends one page to the page list being mapped. Must not sleep.
     fn map_mr_page(mr: &Mr<Self>, addr: u64) -> Result;
 
+    /// Called once the MR exists, as [`Self::qp_created`].
+    fn mr_created(_dev: &Device<Self>, _mr: &Mr<Self>) {}
+
+    /// Called first when the MR is deregistered, as [`Self::qp_destroying`].
+    fn mr_destroying(_dev: &Device<Self>, _mr: &Mr<Self>) {}
+
     /// The DMA MR of a kernel PD (all of memory, virtual DMA).
     fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(Self::Mr, MrKeys)>;
 
@@ -167,6 +173,14 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
         init: &mut QpInit<Self>,
         udata: Option<&mut Udata<'_>>,
     ) -> Result<Self::Qp>;
+
+    /// Called once the QP is created (its data in place), before any other op on it: the
+    /// driver may take [`super::ObjRef`]s to it from here on.
+    fn qp_created(_qp: &Qp<Self>) {}
+
+    /// Called first when the QP is destroyed: the driver drops the references it holds, stops
+    /// its timers and work; `destroy_qp` then waits for the rest and drops the data.
+    fn qp_destroying(_qp: &Qp<Self>) {}
 
     /// The send doorbell of a user QP: process the WQEs user space added to the send ring.
     fn doorbell(qp: &Qp<Self>) -> Result;

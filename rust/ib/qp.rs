@@ -33,6 +33,12 @@ impl<T: DeviceOps> Obj<T, QpKind> {
         super::QpHandle::new(self.as_raw())
     }
 
+    /// The identity of the QP's protection domain (compared with an MR's).
+    pub(crate) fn pd_id(&self) -> usize {
+        // SAFETY: `pd` is set by the core before `create_qp` and never changes.
+        unsafe { (*self.as_raw()).pd as usize }
+    }
+
     /// The device of this QP.
     pub(crate) fn device(&self) -> &super::Device<T> {
         // SAFETY: `device` is set by the core before `create_qp` and the device outlives its

@@ -30,7 +30,10 @@ impl<T: DeviceOps> Adapter<T> {
             let dev = unsafe { Self::dev(ib) };
             let (data, keys) =
                 T::reg_user_mr(dev, umem, iova, u32::try_from(access).map_err(|_| EINVAL)?)?;
-            Mr::<T>::into_raw(data, keys)
+            let mr = Mr::<T>::into_raw(data, keys)?;
+            // SAFETY: Just created.
+            T::mr_created(dev, unsafe { Mr::<T>::from_raw(mr) });
+            Ok::<_, Error>(mr)
         })();
         r.unwrap_or_else(|e| e.to_ptr())
     }
@@ -79,7 +82,10 @@ impl<T: DeviceOps> Adapter<T> {
             // SAFETY: A PD of one of our devices.
             let dev = unsafe { Self::dev((*pd).device) };
             let (data, keys) = T::alloc_mr(dev, max_num_sg)?;
-            Mr::<T>::into_raw(data, keys)
+            let mr = Mr::<T>::into_raw(data, keys)?;
+            // SAFETY: Just created.
+            T::mr_created(dev, unsafe { Mr::<T>::from_raw(mr) });
+            Ok::<_, Error>(mr)
         })();
         r.unwrap_or_else(|e| e.to_ptr())
     }
@@ -122,7 +128,10 @@ impl<T: DeviceOps> Adapter<T> {
             // SAFETY: A PD of one of our devices.
             let dev = unsafe { Self::dev((*pd).device) };
             let (data, keys) = T::get_dma_mr(dev, u32::try_from(access).map_err(|_| EINVAL)?)?;
-            Mr::<T>::into_raw(data, keys)
+            let mr = Mr::<T>::into_raw(data, keys)?;
+            // SAFETY: Just created.
+            T::mr_created(dev, unsafe { Mr::<T>::from_raw(mr) });
+            Ok::<_, Error>(mr)
         })();
         r.unwrap_or_else(|e| e.to_ptr())
     }
@@ -135,7 +144,10 @@ impl<T: DeviceOps> Adapter<T> {
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         // SAFETY: One of our MRs, not used after this call.
-        unsafe { Mr::<T>::free(mr) };
+        unsafe {
+            T::mr_destroying(Self::dev((*mr).device), Mr::from_raw(mr));
+            Mr::<T>::free(mr);
+        }
         0
     }
 

@@ -30,6 +30,8 @@ impl<T: DeviceOps> Adapter<T> {
                 Qp::<T>::init(ibqp, data);
                 (*ibqp).qp_num = qpn;
             }
+            // SAFETY: Created just now.
+            T::qp_created(unsafe { Qp::from_raw(ibqp) });
             Ok(0)
         })
     }
@@ -77,7 +79,10 @@ impl<T: DeviceOps> Adapter<T> {
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         // SAFETY: `create_qp` succeeded for this QP and this is its last op.
-        unsafe { Qp::<T>::drop_data(ibqp) };
+        unsafe {
+            T::qp_destroying(Qp::from_raw(ibqp));
+            Qp::<T>::drop_data(ibqp);
+        }
         0
     }
 

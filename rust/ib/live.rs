@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Counted references to verbs objects for the data path.
+//!
+//! The packet pipeline finds QPs by number and MRs by key in its own tables, outside any verbs
+//! call on them. An [`ObjRef`] keeps such an object from being freed: its destroy trampoline
+//! first lets the driver drop the references it holds in its tables, then waits (sleeping) until
+//! no reference is left, and only then drops the driver data and lets the memory go.
+
+use core::ptr::NonNull;
+use kernel::{
+    sync::atomic::{
+        Acquire,
+        Atomic,
+        Relaxed,
+        Release, //
+    },
+    time::Delta, //
+};
+
+/// The number of [`ObjRef`]s to an object.
+pub(crate) struct Users(Atomic<u32>);
+
+impl Users {
+    /// No users (also the value of zeroed memory).
+    pub(crate) const fn new() -> Self {
+        Self(Atomic::new(0))
+    }
+
+    /// Sleeps until the last reference is dropped. Process context.
+    pub(super) fn wait_unused(&self) {
+        while self.0.load(Acquire) != 0 {
+            kernel::time::delay::fsleep(Delta::from_micros(100));
+        }
+    }
+}
+
+/// An object that can be referenced by [`ObjRef`].
+///
+/// # Safety
+///
+/// The object's destroy path calls [`Users::wait_unused`] on [`Self::users`] before the object
+/// is dropped or freed.
+pub(crate) unsafe trait Counted: Send + Sync {
+    /// The reference count.
+    fn users(&self) -> &Users;
+}
+
+/// A counted reference to a live object `O`.
+///
+/// # Invariants
+///
+/// `obj` is valid and counted in its `users`; by `Counted`'s contract it stays valid until this
+/// reference is dropped.
+pub(crate) struct ObjRef<O: Counted> {
+    obj: NonNull<O>,
+}
+
+// SAFETY: `O: Send + Sync`; the reference only gives `&O`.
+unsafe impl<O: Counted> Send for ObjRef<O> {}
+// SAFETY: As above.
+unsafe impl<O: Counted> Sync for ObjRef<O> {}
+
+impl<O: Counted> ObjRef<O> {
+    /// Takes a reference to `obj`.
+    pub(crate) fn new(obj: &O) -> Self {
+        obj.users().0.fetch_add(1, Relaxed);
+        // INVARIANT: Counted above; `obj` is valid now and, counted, stays so.
+        Self {
+            obj: NonNull::from(obj),
+        }
+    }
+}
+
+impl<O: Counted> Clone for ObjRef<O> {
+    fn clone(&self) -> Self {
+        Self::new(self)
+    }
+}
+
+impl<O: Counted> core::ops::Deref for ObjRef<O> {
+    type Target = O;
+
+    fn deref(&self) -> &O {
+        // SAFETY: By the type invariant the object is valid while we are counted.
+        unsafe { self.obj.as_ref() }
+    }
+}
+
+impl<O: Counted> Drop for ObjRef<O> {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the object is valid until this decrement.
+        unsafe { self.obj.as_ref() }.users().0.fetch_sub(1, Release);
+    }
+}

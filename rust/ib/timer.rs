@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A kernel timer (`struct timer_list`) that holds an [`ObjRef`] to its target while armed, so
+//! the target cannot be destroyed under a pending expiry; destroying it cancels the timer.
+//!
+//! C header: [`include/linux/timer.h`](srctree/include/linux/timer.h).
+
+use super::live::{
+    Counted,
+    ObjRef, //
+};
+use crate::{
+    bindings,
+    new_spinlock_irq,
+    sync::SpinLockIrq, //
+};
+use kernel::{
+    prelude::*,
+    types::Opaque, //
+};
+
+/// What a [`RefTimer`] calls on expiry.
+pub(crate) trait TimerTarget: Counted + Sized + 'static {
+    /// The timer expired (softirq context).
+    fn timer_fired(this: ObjRef<Self>);
+}
+
+/// A timer armed with a reference to its target.
+#[pin_data(PinnedDrop)]
+pub(crate) struct RefTimer<O: TimerTarget> {
+    #[pin]
+    timer: Opaque<bindings::timer_list>,
+    #[pin]
+    armed: SpinLockIrq<Option<ObjRef<O>>>,
+}
+
+// SAFETY: The timer list is used through the kernel's own locking; `armed` is locked.
+unsafe impl<O: TimerTarget> Send for RefTimer<O> {}
+// SAFETY: As above.
+unsafe impl<O: TimerTarget> Sync for RefTimer<O> {}
+
+unsafe extern "C" fn fired<O: TimerTarget>(t: *mut bindings::timer_list) {
+    // SAFETY: `t` is the `timer` field of a live `RefTimer<O>`: its drop shuts the timer down
+    // (waiting for this callback) before the memory goes.
+    let this = unsafe { &*kernel::container_of!(Opaque::cast_from(t), RefTimer<O>, timer) };
+    let target = this.armed.lock().take();
+    if let Some(target) = target {
+        O::timer_fired(target);
+    }
+}
+
+impl<O: TimerTarget> RefTimer<O> {
+    /// An unarmed timer.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            // SAFETY: `timer_setup` initialises the timer in place.
+            timer <- Opaque::ffi_init(|t| unsafe { bindings::rrxe_helper_timer_setup(t, Some(fired::<O>)) }),
+            armed <- new_spinlock_irq!(None, "rrxe_timer"),
+        })
+    }
+
+    /// (Re)arms the timer to fire `usecs` from now with `target`. Any context.
+    pub(crate) fn arm(&self, target: &ObjRef<O>, usecs: u64) {
+        let mut armed = self.armed.lock();
+        if armed.is_none() {
+            *armed = Some(target.clone());
+        }
+        // SAFETY: The timer is initialised.
+        unsafe {
+            bindings::rrxe_helper_timer_arm_us(self.timer.get(), usecs.try_into().unwrap_or(!0))
+        };
+    }
+
+    /// Whether the timer is armed.
+    pub(crate) fn is_armed(&self) -> bool {
+        self.armed.lock().is_some()
+    }
+
+    /// Stops the timer (waiting for a running expiry) and drops its reference. Not from the
+    /// timer's own callback.
+    pub(crate) fn cancel(&self) {
+        // SAFETY: The timer is initialised.
+        unsafe { bindings::timer_delete_sync(self.timer.get()) };
+        let r = self.armed.lock().take();
+        drop(r);
+    }
+}
+
+#[pinned_drop]
+impl<O: TimerTarget> PinnedDrop for RefTimer<O> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: The timer is initialised; after this it cannot fire or be re-armed.
+        unsafe { bindings::timer_shutdown_sync(self.timer.get()) };
+    }
+}
