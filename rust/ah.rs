@@ -3,6 +3,7 @@
 //! Address handles: a RoCE address vector and its `ah_num`, the index librxe puts in UD send
 //! WQEs instead of a whole address vector.
 
+use crate::table::SparseTable;
 use crate::{
     device::RrxeDevice,
     ib::{
@@ -12,13 +13,24 @@ use crate::{
     },
     index::PoolIndex,
 };
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
 
 /// The driver data of an address handle.
 pub(crate) struct RrxeAh {
     /// The AH index (`ah_num`), returned to the device's pool on destroy.
-    _num: PoolIndex,
+    num: PoolIndex,
     av: AddressVector,
+    /// The device's AH table, where UD sends find `av` by `ah_num`; cleared on drop.
+    table: Arc<SparseTable<AddressVector>>,
+}
+
+impl Drop for RrxeAh {
+    fn drop(&mut self) {
+        self.table.remove(self.num.get());
+    }
 }
 
 impl RrxeAh {
@@ -39,7 +51,13 @@ impl RrxeAh {
                 u.respond(&resp)?;
             }
         }
-        Ok(Self { _num: num, av: *av })
+        let table = dev.ah_table().clone();
+        table.insert(num.get(), *av, flags)?;
+        Ok(Self {
+            num,
+            av: *av,
+            table,
+        })
     }
 
     /// The address vector.

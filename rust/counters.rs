@@ -3,7 +3,10 @@
 //! The port counters rrxe reports, with rxe's names (so `rdma statistic` output and scripts
 //! written for rxe keep working). The packet pipeline adds its drop-reason counters here.
 
-use crate::ib::StatDesc;
+use crate::{
+    ib::StatDesc,
+    pipeline::DropReason, //
+};
 use kernel::sync::atomic::{
     Atomic,
     Relaxed, //
@@ -12,12 +15,47 @@ use kernel::sync::atomic::{
 /// One counter; the discriminant is its index in [`DESCS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Counter {
+    SentPkts = 0,
+    RcvdPkts = 1,
+    DuplicateRequest = 2,
+    OutOfSeqRequest = 3,
+    RcvdRnrErr = 4,
+    SendRnrErr = 5,
+    RcvdSeqErr = 6,
+    CompleterRetryErr = 10,
+    SendErr = 11,
     /// The port went down (`link_downed`).
     LinkDowned = 12,
+    SentBytes = 15,
+    RcvdBytes = 16,
+}
+
+/// The first of the drop counters (rrxe's own, after rxe's 17), in [`DropReason`] order.
+const FIRST_DROP: usize = 17;
+
+/// The counter of a drop reason.
+pub(crate) fn drop_index(r: DropReason) -> usize {
+    FIRST_DROP
+        + match r {
+            DropReason::Malformed => 0,
+            DropReason::BadIcrc => 1,
+            DropReason::UnknownQp => 2,
+            DropReason::QpState => 3,
+            DropReason::OpcodeForQpType => 4,
+            DropReason::OpcodeSequence => 5,
+            DropReason::PsnOutOfWindow => 6,
+            DropReason::Duplicate => 7,
+            DropReason::BadQkey => 8,
+            DropReason::LengthError => 9,
+            DropReason::BadRkey => 10,
+            DropReason::NoReceiveWqe => 11,
+            DropReason::StaleResponse => 12,
+            DropReason::Multicast => 13,
+        }
 }
 
 /// Number of counters.
-pub(crate) const COUNT: usize = 17;
+pub(crate) const COUNT: usize = 17 + 14;
 
 /// The names, in index order (rxe's `rxe_counter_descs`).
 pub(crate) static DESCS: [StatDesc; COUNT] = [
@@ -38,6 +76,20 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"rdma_recvs"),
     StatDesc::new(c"sent_bytes"),
     StatDesc::new(c"rcvd_bytes"),
+    StatDesc::new(c"drop_malformed"),
+    StatDesc::new(c"drop_bad_icrc"),
+    StatDesc::new(c"drop_unknown_qp"),
+    StatDesc::new(c"drop_qp_state"),
+    StatDesc::new(c"drop_opcode_for_qp_type"),
+    StatDesc::new(c"drop_opcode_sequence"),
+    StatDesc::new(c"drop_psn_out_of_window"),
+    StatDesc::new(c"drop_duplicate"),
+    StatDesc::new(c"drop_bad_qkey"),
+    StatDesc::new(c"drop_length_error"),
+    StatDesc::new(c"drop_bad_rkey"),
+    StatDesc::new(c"drop_no_receive_wqe"),
+    StatDesc::new(c"drop_stale_response"),
+    StatDesc::new(c"drop_multicast"),
 ];
 
 /// A device's counter values.
@@ -51,7 +103,21 @@ impl Counters {
 
     /// Adds one to `c`.
     pub(crate) fn inc(&self, c: Counter) {
-        self.0[c as usize].fetch_add(1, Relaxed);
+        self.add(c, 1);
+    }
+
+    /// Adds `n` to `c`.
+    pub(crate) fn add(&self, c: Counter, n: u64) {
+        if let Some(a) = self.0.get(c as usize) {
+            a.fetch_add(n, Relaxed);
+        }
+    }
+
+    /// Counts a dropped packet.
+    pub(crate) fn drop_packet(&self, r: DropReason) {
+        if let Some(a) = self.0.get(drop_index(r)) {
+            a.fetch_add(1, Relaxed);
+        }
     }
 
     /// The value of counter `index`, 0 for an unknown index.

@@ -22,6 +22,7 @@ use crate::{
         Mtu,
         MwType,
         NotifyFlags,
+        ObjRef,
         PortAttr,
         PortState,
         Qp,
@@ -43,9 +44,15 @@ use crate::{
     mcast::McastTable,
     mr::RrxeMr,
     mw::RrxeMw,
+    net::UdpTunnel,
+    pipeline::{
+        DropReason,
+        Receiver, //
+    },
     proto::qp_state::AttrMask,
     qp::RrxeQp,
     srq::RrxeSrq,
+    table::SparseTable,
 };
 use kernel::{
     prelude::*,
@@ -80,11 +87,23 @@ pub(crate) struct RrxeDevice {
     counters: Counters,
     /// Whether the GSI QP (QP1) exists.
     gsi: Arc<Atomic<bool>>,
+    /// QPs by number, for received packets.
+    qp_table: Pin<KBox<SparseTable<ObjRef<Qp<RrxeDevice>>>>>,
+    /// MRs by index (key >> 8), for the data path.
+    mr_table: Pin<KBox<SparseTable<ObjRef<Mr<RrxeDevice>>>>>,
+    /// Address vectors by `ah_num`, for UD sends.
+    ah_table: Arc<SparseTable<AddressVector>>,
+    /// The UDP port 4791 socket of this device's network namespace (shared by its devices).
+    _tunnel: Arc<UdpTunnel<Receiver>>,
 }
 
 impl RrxeDevice {
     /// The data of a new device on a netdev with MAC-derived `guid` and link state `running`.
-    pub(crate) fn new(guid: u64, running: bool) -> impl PinInit<Self, Error> {
+    pub(crate) fn new(
+        guid: u64,
+        running: bool,
+        tunnel: Arc<UdpTunnel<Receiver>>,
+    ) -> impl PinInit<Self, Error> {
         try_init!(Self {
             guid,
             port_active: Atomic::new(running),
@@ -105,6 +124,10 @@ impl RrxeDevice {
             mcast: KBox::pin_init(McastTable::new(), GFP_KERNEL)?,
             counters: Counters::new(),
             gsi: Arc::new(Atomic::new(false), GFP_KERNEL)?,
+            qp_table: KBox::pin_init(SparseTable::new(limits::MAX_QP_INDEX), GFP_KERNEL)?,
+            mr_table: KBox::pin_init(SparseTable::new(limits::MAX_MR_INDEX), GFP_KERNEL)?,
+            ah_table: Arc::pin_init(SparseTable::new(limits::MAX_AH), GFP_KERNEL)?,
+            _tunnel: tunnel,
         }? Error)
     }
 
@@ -136,6 +159,93 @@ impl RrxeDevice {
     /// The pool of QP numbers.
     pub(crate) fn qpn_pool(&self) -> &Arc<IndexPool> {
         &self.qpns
+    }
+
+    /// The UDP tunnel socket of this device, to share with a new device in the same network
+    /// namespace.
+    pub(crate) fn tunnel(&self) -> Arc<UdpTunnel<Receiver>> {
+        self._tunnel.clone()
+    }
+
+    /// The QP with number `qpn`.
+    pub(crate) fn lookup_qp(&self, qpn: u32) -> Option<ObjRef<Qp<RrxeDevice>>> {
+        self.qp_table.get(qpn)
+    }
+
+    /// The MR with key `key` in protection domain `pd`.
+    pub(crate) fn lookup_mr(&self, key: u32, pd: usize) -> Option<ObjRef<Mr<RrxeDevice>>> {
+        let mr = self.mr_table.get(key >> 8)?;
+        (mr.lkey() == key && mr.pd_id() == pd).then_some(mr)
+    }
+
+    /// The AH table (shared with the AHs, which remove themselves).
+    pub(crate) fn ah_table(&self) -> &Arc<SparseTable<AddressVector>> {
+        &self.ah_table
+    }
+
+    /// The address vector of AH `num`.
+    pub(crate) fn ah_av(&self, num: u32) -> Option<AddressVector> {
+        self.ah_table.get(num)
+    }
+
+    /// Counts a dropped packet.
+    pub(crate) fn count_drop(&self, r: DropReason) {
+        self.counters.drop_packet(r);
+    }
+
+    /// Counts `bytes` of payload sent.
+    pub(crate) fn count_sent(&self, bytes: u32) {
+        self.counters.add(Counter::SentBytes, u64::from(bytes));
+    }
+
+    /// Counts a packet handed to the network or to loopback.
+    pub(crate) fn count_sent_pkt(&self) {
+        self.counters.inc(Counter::SentPkts);
+    }
+
+    /// Counts a packet accepted for a QP.
+    pub(crate) fn count_rcvd_pkt(&self) {
+        self.counters.inc(Counter::RcvdPkts);
+    }
+
+    /// Counts `bytes` of payload received into memory.
+    pub(crate) fn count_recv(&self, bytes: usize) {
+        self.counters.add(Counter::RcvdBytes, bytes as u64);
+    }
+
+    /// Counts a packet the network refused.
+    pub(crate) fn count_send_err(&self) {
+        self.counters.inc(Counter::SendErr);
+    }
+
+    /// Counts a PSN sequence error NAK received.
+    pub(crate) fn count_seq_err(&self) {
+        self.counters.inc(Counter::RcvdSeqErr);
+    }
+
+    /// Counts an RNR NAK received.
+    pub(crate) fn count_rnr_received(&self) {
+        self.counters.inc(Counter::RcvdRnrErr);
+    }
+
+    /// Counts an RNR NAK sent.
+    pub(crate) fn count_rnr_sent(&self) {
+        self.counters.inc(Counter::SendRnrErr);
+    }
+
+    /// Counts a retransmission timeout.
+    pub(crate) fn count_retry(&self) {
+        self.counters.inc(Counter::CompleterRetryErr);
+    }
+
+    /// Counts a duplicate request.
+    pub(crate) fn count_duplicate(&self) {
+        self.counters.inc(Counter::DuplicateRequest);
+    }
+
+    /// Counts an out-of-sequence request.
+    pub(crate) fn count_out_of_seq(&self) {
+        self.counters.inc(Counter::OutOfSeqRequest);
     }
 
     /// Records the port state; returns whether it changed (a change to down counts as
@@ -243,6 +353,27 @@ impl ib::DeviceOps for RrxeDevice {
 
     fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(RrxeMr, MrKeys)> {
         RrxeMr::dma(dev, access)
+    }
+
+    fn mr_created(dev: &Device<Self>, mr: &Mr<Self>) {
+        // Without a table entry the MR is never found: its keys fail with access errors.
+        let _ = dev.mr_table.insert(mr.index(), ObjRef::new(mr), GFP_KERNEL);
+    }
+
+    fn mr_destroying(dev: &Device<Self>, mr: &Mr<Self>) {
+        drop(dev.mr_table.remove(mr.index()));
+    }
+
+    fn qp_created(qp: &Qp<Self>) {
+        let _ = qp
+            .device()
+            .qp_table
+            .insert(qp.qpn(), ObjRef::new(qp), GFP_KERNEL);
+    }
+
+    fn qp_destroying(qp: &Qp<Self>) {
+        drop(qp.device().qp_table.remove(qp.qpn()));
+        qp.pipe().timer.cancel();
     }
 
     type Qp = RrxeQp;

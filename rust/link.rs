@@ -17,7 +17,15 @@ use crate::{
         NetdevEvents, //
     },
 };
-use kernel::prelude::*;
+use crate::{
+    net::UdpTunnel,
+    pipeline::Receiver,
+    proto::hdr::ROCE_V2_UDP_PORT, //
+};
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
 
 /// The `rrxe` link type.
 pub(crate) struct RrxeLink;
@@ -45,18 +53,48 @@ impl LinkOps for RrxeLink {
             );
             return Err(EEXIST);
         }
-        Device::register(name, ndev, RrxeDevice::new(ndev.eui64(), ndev.is_running()))
-            .inspect_err(|e| {
-                pr_err!(
-                    "{}: registration on {} failed: {:?}\n",
-                    name,
-                    ndev.name(),
-                    e
-                )
-            })?;
+        let tunnel = shared_tunnel(ndev)?;
+        Device::register(
+            name,
+            ndev,
+            RrxeDevice::new(ndev.eui64(), ndev.is_running(), tunnel),
+        )
+        .inspect_err(|e| {
+            pr_err!(
+                "{}: registration on {} failed: {:?}\n",
+                name,
+                ndev.name(),
+                e
+            )
+        })?;
         pr_info!("{}: added on {} (mtu {})\n", name, ndev.name(), ndev.mtu());
         Ok(())
     }
+}
+
+/// The UDP port 4791 socket of `ndev`'s network namespace: shared with an rrxe device already
+/// there, else opened. Called under the link lock, so two devices never both open one.
+fn shared_tunnel(ndev: &NetDevice) -> Result<Arc<UdpTunnel<Receiver>>> {
+    let mut found = None;
+    ndev.for_each_in_netns(|nd| {
+        if found.is_none() {
+            if let Some(d) = Device::<RrxeDevice>::get_by_netdev(nd) {
+                found = Some(d.tunnel());
+            }
+        }
+    });
+    if let Some(t) = found {
+        return Ok(t);
+    }
+    let sock = UdpTunnel::open(ndev, ROCE_V2_UDP_PORT, false).inspect_err(|e| {
+        pr_err!(
+            "cannot open UDP port {} in the namespace of {}: {:?}\n",
+            ROCE_V2_UDP_PORT,
+            ndev.name(),
+            e
+        )
+    })?;
+    Ok(Arc::new(sock, GFP_KERNEL)?)
 }
 
 impl NetdevEvents for RrxeLink {

@@ -52,15 +52,28 @@ pub(crate) struct PageList {
     pages: KVec<u64>,
 }
 
-/// The driver data of a memory region. TODO[MRDATA]: the data path adds the iova range,
-/// access rights and the lookup by key.
+/// The driver data of a memory region: what it maps, from which address, with which rights.
+/// The data path finds it by key in the device's MR table ([`crate::pipeline::mem`]).
 pub(crate) struct RrxeMr {
     /// The MR index, returned to the device's pool when the MR is deregistered.
-    _index: PoolIndex,
+    index: PoolIndex,
     kind: MrKind,
     /// `IB_ACCESS_*` rights (changed by re-registration).
     access: Atomic<u32>,
+    /// The first address of the region (user MRs; 0 for the DMA MR).
+    iova: u64,
+    /// The length of the region in bytes.
+    length: u64,
 }
+
+/// `IB_ACCESS_LOCAL_WRITE`.
+pub(crate) const ACCESS_LOCAL_WRITE: u32 = 1;
+/// `IB_ACCESS_REMOTE_WRITE`.
+pub(crate) const ACCESS_REMOTE_WRITE: u32 = 1 << 1;
+/// `IB_ACCESS_REMOTE_READ`.
+pub(crate) const ACCESS_REMOTE_READ: u32 = 1 << 2;
+/// `IB_ACCESS_REMOTE_ATOMIC`.
+pub(crate) const ACCESS_REMOTE_ATOMIC: u32 = 1 << 3;
 
 /// Keys for MR index `index`: the index in the upper 24 bits, a random key byte below.
 fn keys_for(index: u32) -> MrKeys {
@@ -72,17 +85,84 @@ fn keys_for(index: u32) -> MrKeys {
 }
 
 impl RrxeMr {
-    fn new(dev: &Device<RrxeDevice>, kind: MrKind, access: u32) -> Result<(Self, MrKeys)> {
+    fn new(
+        dev: &Device<RrxeDevice>,
+        kind: MrKind,
+        access: u32,
+        iova: u64,
+        length: u64,
+    ) -> Result<(Self, MrKeys)> {
         let index = PoolIndex::alloc(dev.mr_pool())?;
         let keys = keys_for(index.get());
         Ok((
             Self {
-                _index: index,
+                index,
                 kind,
                 access: Atomic::new(access),
+                iova,
+                length,
             },
             keys,
         ))
+    }
+
+    /// The MR's index in the device's table (its key without the low byte).
+    pub(crate) fn index(&self) -> u32 {
+        self.index.get()
+    }
+
+    /// Whether this is the DMA MR of a kernel PD (all of memory, local writes allowed).
+    pub(crate) fn is_dma(&self) -> bool {
+        matches!(self.kind, MrKind::Dma)
+    }
+
+    /// The `IB_ACCESS_*` rights.
+    pub(crate) fn access(&self) -> u32 {
+        self.access.load(Relaxed)
+    }
+
+    /// The byte offset of `[va, va + len)` in the region; `EFAULT` outside it.
+    fn offset(&self, va: u64, len: usize) -> Result<u64> {
+        let off = va.checked_sub(self.iova).ok_or(EFAULT)?;
+        let end = off.checked_add(len as u64).ok_or(EFAULT)?;
+        if end > self.length {
+            return Err(EFAULT);
+        }
+        Ok(off)
+    }
+
+    /// Copies `dst.len()` bytes at address `va` of the region into `dst`.
+    pub(crate) fn read(&self, va: u64, dst: &mut [u8]) -> Result {
+        let off = self.offset(va, dst.len())?;
+        match &self.kind {
+            MrKind::User { umem } => umem.pages().read(off as usize, dst),
+            MrKind::Dma => crate::mm::kernel_read(va, dst),
+            MrKind::FastReg { .. } => Err(EFAULT),
+        }
+    }
+
+    /// Copies `src` to address `va` of the region.
+    pub(crate) fn write(&self, va: u64, src: &[u8]) -> Result {
+        let off = self.offset(va, src.len())?;
+        match &self.kind {
+            MrKind::User { umem } => umem.pages().write(off as usize, src),
+            MrKind::Dma => crate::mm::kernel_write(va, src),
+            MrKind::FastReg { .. } => Err(EFAULT),
+        }
+    }
+
+    /// Runs `f` on the aligned 64-bit word at address `va` of the region.
+    pub(crate) fn atomic_u64<R>(
+        &self,
+        va: u64,
+        f: impl FnOnce(&core::sync::atomic::AtomicU64) -> R,
+    ) -> Result<R> {
+        let off = self.offset(va, 8)?;
+        match &self.kind {
+            MrKind::User { umem } => umem.pages().atomic_u64(off as usize, f),
+            MrKind::Dma => crate::mm::kernel_atomic_u64(va, f),
+            MrKind::FastReg { .. } => Err(EFAULT),
+        }
     }
 
     /// Re-registration in place: a new PD (moved by ib_core) and/or new access rights, which
@@ -104,8 +184,9 @@ impl RrxeMr {
         iova: u64,
         access: u32,
     ) -> Result<(Self, MrKeys)> {
-        iova.checked_add(umem.len()).ok_or(EINVAL)?;
-        Self::new(dev, MrKind::User { umem }, access)
+        let len = umem.len();
+        iova.checked_add(len).ok_or(EINVAL)?;
+        Self::new(dev, MrKind::User { umem }, access, iova, len)
     }
 
     /// A fast-registration MR for up to `max_num_sg` pages (`EINVAL` above the device limit).
@@ -120,7 +201,7 @@ impl RrxeMr {
             }),
             GFP_KERNEL,
         )?;
-        Self::new(dev, MrKind::FastReg { pages }, 0)
+        Self::new(dev, MrKind::FastReg { pages }, 0, 0, 0)
     }
 
     /// Starts a new page list (`map_mr_sg`); only fast-registration MRs have one.
@@ -148,7 +229,7 @@ impl RrxeMr {
 
     /// The DMA MR of a kernel PD.
     pub(crate) fn dma(dev: &Device<RrxeDevice>, access: u32) -> Result<(Self, MrKeys)> {
-        Self::new(dev, MrKind::Dma, access)
+        Self::new(dev, MrKind::Dma, access, 0, u64::MAX)
     }
 }
 

@@ -59,6 +59,17 @@ use crate::{
     new_spinlock_irq,
     sync::SpinLockIrq, //
 };
+use crate::{
+    pipeline::state::{
+        QpPipe,
+        SendWait,
+        Snapshot, //
+    },
+    proto::{
+        psn::Psn,
+        seq::RetryCounter, //
+    },
+};
 use kernel::{
     prelude::*,
     sync::{
@@ -97,6 +108,8 @@ pub(crate) struct RrxeQp {
     rq: Option<Pin<KBox<SpinLockIrq<QueueRing>>>>,
     send_cq: Option<CqRef<RrxeDevice>>,
     recv_cq: Option<CqRef<RrxeDevice>>,
+    /// The packet pipeline's state.
+    pipe: QpPipe,
 }
 
 /// The QP number of the GSI QP (QP1).
@@ -228,6 +241,17 @@ impl RrxeQp {
             Qpn::Pooled(PoolIndex::alloc(dev.qpn_pool())?)
         };
         init.cap = granted;
+        let number = match &qpn {
+            Qpn::Pooled(i) => i.get(),
+            Qpn::Gsi { .. } => GSI_QPN,
+        };
+        let pipe = QpPipe::new(
+            sq.ring.capacity(),
+            sq.ring.elem_size(),
+            rq.as_ref().map_or(0, |r| r.ring.elem_size()),
+            granted.max_recv_sge,
+            0xc000 | ((number ^ (number >> 14)) & 0x3fff) as u16,
+        )?;
         let attr = QpAttr {
             port_num: 1,
             cap: granted,
@@ -258,7 +282,135 @@ impl RrxeQp {
             },
             send_cq: init.send_cq.take(),
             recv_cq: init.recv_cq.take(),
+            pipe,
         })
+    }
+
+    /// The pipeline state.
+    pub(crate) fn pipe(&self) -> &QpPipe {
+        &self.pipe
+    }
+
+    /// The send CQ.
+    pub(crate) fn send_cq(&self) -> Option<&crate::ib::Cq<RrxeDevice>> {
+        self.send_cq.as_deref()
+    }
+
+    /// The receive CQ.
+    pub(crate) fn recv_cq(&self) -> Option<&crate::ib::Cq<RrxeDevice>> {
+        self.recv_cq.as_deref()
+    }
+
+    /// Granted send SGEs.
+    pub(crate) fn max_send_sge(&self) -> u32 {
+        self.cap.max_send_sge
+    }
+
+    /// Granted inline bytes.
+    pub(crate) fn max_inline(&self) -> u32 {
+        self.cap.max_inline_data
+    }
+
+    /// Granted receive SGEs.
+    pub(crate) fn max_recv_sge(&self) -> u32 {
+        self.cap.max_recv_sge
+    }
+
+    /// Copies send slot `n` places after the consumer into `dst`; `false` if not produced.
+    pub(crate) fn sq_read_nth(&self, n: u32, dst: &mut [u8]) -> Result<bool> {
+        self.sq.lock().ring.peek_nth(n, dst)
+    }
+
+    /// Retires the oldest send slot.
+    pub(crate) fn sq_pop(&self) -> Result {
+        self.sq.lock().ring.pop()
+    }
+
+    /// Copies the next receive slot into `dst`; `false` when none is posted.
+    pub(crate) fn rq_peek(&self, dst: &mut [u8]) -> Result<bool> {
+        match &self.rq {
+            Some(rq) => rq.lock().ring.peek(dst),
+            None => Ok(false),
+        }
+    }
+
+    /// Consumes the receive slot last peeked.
+    pub(crate) fn rq_pop(&self) -> Result {
+        match &self.rq {
+            Some(rq) => rq.lock().ring.pop(),
+            None => Err(EINVAL),
+        }
+    }
+
+    /// The attributes the data path reads.
+    pub(crate) fn snapshot(qp: &Qp<RrxeDevice>) -> Snapshot {
+        let inner = qp.inner.lock();
+        let a = &inner.attr;
+        Snapshot {
+            state: inner.state,
+            qp_type: qp.qp_type,
+            qpn: qp.qpn(),
+            mtu: crate::proto::qp_state::PathMtu::from_raw(a.path_mtu).map_or(1024, |m| m.bytes()),
+            dest_qpn: a.dest_qp_num,
+            av: a.av,
+            qkey: a.qkey,
+            access: a.qp_access_flags,
+            timeout: a.timeout,
+            min_rnr_timer: a.min_rnr_timer,
+            max_rd_atomic: a.max_rd_atomic,
+            pd: qp.pd_id(),
+            sq_sig_all: qp.sq_sig_all,
+            src_port: 0xc000 | ((qp.qpn() ^ (qp.qpn() >> 14)) & 0x3fff) as u16,
+        }
+    }
+
+    /// The pipeline found an error that ends the QP (a failed WQE or a fatal NAK).
+    pub(crate) fn pipeline_fatal(qp: &Qp<RrxeDevice>) {
+        Self::fatal(qp);
+    }
+
+    /// Sets the pipeline up for a state change: the responder starts at `rq_psn` in RTR, the
+    /// requester at `sq_psn` in RTS; RESET and ERR forget everything in flight.
+    fn pipeline_transition(qp: &Qp<RrxeDevice>, cur: QpState, next: QpState, a: &QpAttr) {
+        let p = &qp.pipe;
+        if next == QpState::Rtr && cur != QpState::Rtr {
+            let mut r = p.recv.lock();
+            r.epsn = Psn::new(a.rq_psn);
+            r.msn = 0;
+            r.recv = None;
+            r.write = None;
+            r.read = None;
+            r.last_op = None;
+            r.nak_sent = false;
+            r.ack_due = None;
+        }
+        if next == QpState::Rts && cur == QpState::Rtr
+            || next == QpState::Rts && cur == QpState::Init
+        {
+            let mut s = p.send.lock();
+            s.psn = Psn::new(a.sq_psn);
+            s.comp_psn = s.psn;
+        }
+        {
+            let mut s = p.send.lock();
+            s.retry_cnt = a.retry_cnt;
+            s.rnr_retry_cnt = a.rnr_retry;
+            s.retry = RetryCounter::new(a.retry_cnt);
+            s.rnr_retry = RetryCounter::new_rnr(a.rnr_retry);
+        }
+        if matches!(next, QpState::Reset | QpState::Err) {
+            let mut s = p.send.lock();
+            s.head = 0;
+            s.count = 0;
+            s.cur = None;
+            s.rd_outstanding = 0;
+            s.wait = SendWait::None;
+            drop(s);
+            let mut r = p.recv.lock();
+            r.recv = None;
+            r.write = None;
+            r.read = None;
+        }
     }
 
     /// Whether this is a UD QP.
@@ -336,7 +488,9 @@ impl RrxeQp {
         inner.attr.rq_psn &= 0xff_ffff;
         inner.state = next;
         inner.attr.qp_state = next.to_raw();
+        let applied = inner.attr;
         drop(inner);
+        Self::pipeline_transition(qp, cur, next, &applied);
         if next == QpState::Err && cur != QpState::Err {
             Self::flush(qp);
         }
@@ -351,14 +505,17 @@ impl RrxeQp {
     /// Moves the QP to ERR on its own (a bad work request): flushes both queues and reports
     /// `IB_EVENT_QP_FATAL`.
     fn fatal(qp: &Qp<RrxeDevice>) {
-        {
+        let attr = {
             let mut inner = qp.inner.lock();
             if inner.state == QpState::Err {
                 return;
             }
+            let cur = inner.state;
             inner.state = QpState::Err;
             inner.attr.qp_state = QpState::Err.to_raw();
-        }
+            (cur, inner.attr)
+        };
+        Self::pipeline_transition(qp, attr.0, QpState::Err, &attr.1);
         Self::flush(qp);
         qp.async_event(QpEvent::Fatal);
     }
@@ -454,9 +611,8 @@ impl RrxeQp {
     }
 
     /// The send doorbell of a user QP. Below RTS it fails (`EINVAL`, as rxe); in ERR/SQE it
-    /// flushes. In RTS/SQD every new WQE is copied out of the ring and validated; a malformed
-    /// one completes with an error and moves the QP to ERR. Valid WQEs stay queued until the
-    /// packet pipeline can send them (`EOPNOTSUPP`).
+    /// flushes. In RTS/SQD the pipeline runs: every new WQE is copied out of the ring and
+    /// validated; a malformed one completes with an error and moves the QP to ERR.
     pub(crate) fn doorbell(qp: &Qp<RrxeDevice>) -> Result {
         match qp.state() {
             QpState::Reset | QpState::Init | QpState::Rtr => return Err(EINVAL),
@@ -466,35 +622,10 @@ impl RrxeQp {
             }
             QpState::Rts | QpState::Sqd => {}
         }
-        // The largest send slot: a 720-byte WQE rounded up to a power of two.
-        let mut buf = [0u8; 1024];
-        let mut sq = qp.sq.lock();
-        if !sq.ring.peek(&mut buf)? {
-            return Ok(());
-        }
-        // Parse exactly one slot: nothing beyond it may be read as part of the WQE.
-        let slot = buf.get(..sq.ring.elem_size()).ok_or(EINVAL)?;
-        match wqe::parse_send_wqe(
-            slot,
-            qp.qp_type,
-            qp.cap.max_send_sge,
-            qp.cap.max_inline_data,
-        ) {
-            Ok(_) => Err(eopnotsupp()),
-            Err(e) => {
-                pr_debug!("qp {}: bad send WQE: {:?}\n", qp.qpn(), e);
-                let wr_id = wqe::peek_wr_id(slot).unwrap_or(0);
-                let mut cqe = cqe::flush_cqe(wr_id, qp.qpn(), None);
-                cqe.status = e.wc_status().to_raw();
-                sq.ring.pop()?;
-                drop(sq);
-                if let Some(cq) = &qp.send_cq {
-                    let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
-                }
-                Self::fatal(qp);
-                Ok(())
-            }
-        }
+        // The requester copies and validates each WQE before use; a bad one completes in
+        // error and moves the QP to ERR.
+        crate::pipeline::kick(qp);
+        Ok(())
     }
 
     /// Query QP.

@@ -73,6 +73,24 @@ impl KernelConsumedRing {
         Ok(true)
     }
 
+    /// Copies the slot `n` places after the consumer into `dst` (at most one slot) and returns
+    /// `true`, or `false` when user space has not produced that far. Sanitised as [`Self::peek`].
+    pub(crate) fn peek_nth(&self, n: u32, dst: &mut [u8]) -> Result<bool> {
+        let mask = self.geo.index_mask();
+        let prod = self.buf.load_acquire(ring::HDR_PRODUCER)?;
+        if ring::checked_consume(prod, self.cons, mask).is_none() {
+            return Ok(false);
+        }
+        let prod = ring::sanitize(prod, mask);
+        if n >= ring::available(prod, self.cons, mask) {
+            return Ok(false);
+        }
+        let idx = self.cons.wrapping_add(n) & mask;
+        let len = dst.len().min(self.geo.elem_size());
+        self.buf.read(self.geo.slot_offset(idx), &mut dst[..len])?;
+        Ok(true)
+    }
+
     /// Moves the posted, unconsumed entries into `new` (an SRQ resize): they start at index 0
     /// there and `new`'s producer index is published after them. `EINVAL` when they do not fit.
     /// Does not sleep.

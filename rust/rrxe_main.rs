@@ -50,11 +50,15 @@ mod mr;
 #[deny(unsafe_code)]
 mod mw;
 #[deny(unsafe_code)]
+mod pipeline;
+#[deny(unsafe_code)]
 mod qp;
 #[deny(unsafe_code)]
 mod queue;
 #[deny(unsafe_code)]
 mod srq;
+#[deny(unsafe_code)]
+mod table;
 
 module! {
     type: module::RrxeModule,

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The RoCEv2 packet pipeline: requester, responder and completer of each QP, packet input and
+//! output, and the run-or-defer engine that drives them.
+//!
+//! Everything a QP does with packets runs in one context at a time ([`gate`]): whichever of a
+//! doorbell, a received packet or a timer asks first runs the QP's pass inline; the others only
+//! leave a note. A pass handles the QP's inbox (responder for requests, completer for
+//! responses), then lets the requester send, then retires finished WQEs. Packets are built
+//! under the QP's spinlocks but sent after they are released (the IP output path must not run
+//! with interrupts disabled), in batches of up to [`OUTBOX`].
+
+mod completer;
+mod gate;
+mod mem;
+mod recv;
+mod requester;
+mod responder;
+pub(crate) mod state;
+mod xmit;
+
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        AddressVector,
+        ObjRef,
+        Qp,
+        TimerTarget, //
+    },
+    net::SkBuff,
+    proto::{
+        packet,
+        qp_state::local_ack_timeout_ns, //
+    },
+    qp::RrxeQp,
+};
+use kernel::prelude::*;
+
+pub(crate) use recv::Receiver;
+
+/// Packets built per batch before they are sent.
+pub(crate) const OUTBOX: usize = 16;
+
+/// Why a received packet was dropped (each has a hardware counter, `drop_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DropReason {
+    /// Bad IP/UDP/BTH framing, lengths or headers.
+    Malformed,
+    /// The ICRC does not match.
+    BadIcrc,
+    /// No QP with the destination QP number.
+    UnknownQp,
+    /// The QP's state does not accept packets.
+    QpState,
+    /// The opcode does not belong to the QP's transport.
+    OpcodeForQpType,
+    /// The opcode breaks the message sequence (missing first or last packet).
+    OpcodeSequence,
+    /// The PSN is ahead of the expected one (a gap).
+    PsnOutOfWindow,
+    /// A duplicate request with nothing to replay.
+    Duplicate,
+    /// The Q_Key does not match the UD QP's.
+    BadQkey,
+    /// The payload does not fit the buffer or the announced length.
+    LengthError,
+    /// The rkey is unknown or lacks the access right.
+    BadRkey,
+    /// No receive WQE was posted (RNR).
+    NoReceiveWqe,
+    /// A response for nothing outstanding.
+    StaleResponse,
+    /// Multicast delivery is not implemented.
+    Multicast,
+}
+
+/// A packet ready to send: `skb` holds BTH through ICRC.
+pub(crate) struct TxItem {
+    pub(crate) skb: SkBuff,
+    pub(crate) av: AddressVector,
+    pub(crate) src_port: u16,
+}
+
+/// The packets of one batch.
+pub(crate) struct Outbox {
+    items: KVec<TxItem>,
+}
+
+impl Outbox {
+    fn new() -> Result<Self> {
+        Ok(Self {
+            items: KVec::with_capacity(OUTBOX, GFP_ATOMIC)?,
+        })
+    }
+
+    /// Whether the batch is full.
+    pub(crate) fn is_full(&self) -> bool {
+        self.items.len() >= OUTBOX
+    }
+
+    /// Adds a packet (dropped if the batch is full: callers check [`Self::is_full`]).
+    pub(crate) fn push(&mut self, item: TxItem) {
+        let _ = self.items.push_within_capacity(item);
+    }
+
+    fn send_all(&mut self, qp: &Qp<RrxeDevice>) {
+        for item in self.items.drain_all() {
+            xmit::send(qp.device(), item);
+        }
+    }
+}
+
+/// The retransmission timeout in microseconds for the QP attribute `timeout`, or `None` when
+/// the timer is disabled. At least 2 ms: emulated machines are slow.
+pub(crate) fn timeout_us(timeout: u8) -> Option<u64> {
+    let ns = local_ack_timeout_ns(timeout).ok()??;
+    Some((ns / 1000).max(2000))
+}
+
+/// Runs the QP's packet work now, or makes the context running it go once more.
+pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
+    let gate = &qp.pipe().gate;
+    if !gate.enter() {
+        return;
+    }
+    loop {
+        let mut passes = 0;
+        while pass(qp) && passes < 1024 {
+            passes += 1;
+        }
+        if gate.leave() {
+            break;
+        }
+    }
+}
+
+/// One pass; `true` when it did something (another may be useful).
+fn pass(qp: &Qp<RrxeDevice>) -> bool {
+    let snap = RrxeQp::snapshot(qp);
+    let Ok(mut out) = Outbox::new() else {
+        return false;
+    };
+    let mut worked = false;
+    let c = completer::on_timer(qp, &snap);
+    worked |= c.progressed;
+    let mut fatal = c.fatal;
+    while !out.is_full() {
+        if responder::continue_read(qp, &snap, &mut out) {
+            break;
+        }
+        let Some(mut skb) = qp.pipe().inbox.pop() else {
+            break;
+        };
+        worked = true;
+        fatal |= handle(qp, &snap, &mut skb, &mut out);
+    }
+    responder::flush_ack(qp, &snap, &mut out);
+    if !fatal {
+        let r = requester::run(qp, &snap, &mut out);
+        worked |= r.progressed;
+        fatal |= r.fatal;
+    }
+    fatal |= completer::complete_done(qp, &snap);
+    worked |= !out.items.is_empty();
+    out.send_all(qp);
+    if fatal {
+        RrxeQp::pipeline_fatal(qp);
+    }
+    worked
+}
+
+/// Handles one received packet; `true` when the QP must move to ERR.
+fn handle(qp: &Qp<RrxeDevice>, snap: &state::Snapshot, skb: &mut SkBuff, out: &mut Outbox) -> bool {
+    let mut grh = [0u8; responder::GRH_LEN];
+    grh.copy_from_slice(&skb.cb()[..responder::GRH_LEN]);
+    let data = skb.data();
+    let Ok(h) = packet::parse_headers(data) else {
+        qp.device().count_drop(DropReason::Malformed);
+        return false;
+    };
+    let Some(payload) = data.get(h.payload_offset..h.payload_offset + h.payload_len) else {
+        qp.device().count_drop(DropReason::Malformed);
+        return false;
+    };
+    if h.info.is_request {
+        if let Err(reason) = responder::on_request(qp, snap, &h, payload, &grh, out) {
+            qp.device().count_drop(reason);
+        }
+        false
+    } else {
+        let c = completer::on_response(qp, snap, &h, payload);
+        if c.dropped {
+            qp.device().count_drop(DropReason::StaleResponse);
+        }
+        c.fatal
+    }
+}
+
+impl TimerTarget for Qp<RrxeDevice> {
+    fn timer_fired(this: ObjRef<Self>) {
+        this.pipe().send.lock().timer_fired = true;
+        kick(&this);
+    }
+}

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The completer: reads the responder's answers to this QP's requests (ACKs and NAKs, READ
+//! responses, atomic ACKs), retires the WQEs they cover in order, decides retransmission
+//! (go-back-N on NAK, timeout or implicit NAK; RNR waits) and writes the completions.
+
+use super::{
+    mem,
+    requester::rewind,
+    state::{
+        SendState,
+        SendWait,
+        Snapshot, //
+    },
+};
+use crate::{
+    cq::RrxeCq,
+    device::RrxeDevice,
+    ib::{
+        ObjRef,
+        Qp, //
+    },
+    proto::{
+        cqe::{
+            self,
+            Cqe,
+            WcStatus, //
+        },
+        opcode::OpKind,
+        packet::ParsedHeaders,
+        psn::{
+            cmp_psn,
+            Psn, //
+        },
+        qp_state::QpType,
+        seq::{
+            self,
+            AckDecision,
+            RetryCounter, //
+        },
+        wqe::{
+            self,
+            WrOpcode, //
+        },
+    },
+};
+use core::cmp::Ordering;
+use kernel::prelude::*;
+
+/// Whether `a` is at or before `b` (24-bit serial order).
+fn psn_le(a: Psn, b: Psn) -> bool {
+    cmp_psn(a, b) != Ordering::Greater
+}
+
+/// What a completer step asks of the engine.
+#[derive(Default)]
+pub(crate) struct CompOutcome {
+    pub(crate) progressed: bool,
+    pub(crate) fatal: bool,
+    /// A counted drop: the packet was not for anything outstanding.
+    pub(crate) dropped: bool,
+}
+
+/// Marks the oldest unfinished WQE as failed with `status`.
+fn fail_oldest(st: &mut SendState, status: WcStatus) {
+    let mut i = 0;
+    while let Some(t) = st.entry(i) {
+        if t.done.is_none() {
+            t.done = Some(status.to_raw());
+            return;
+        }
+        i += 1;
+    }
+}
+
+/// Progress resets the retry budgets.
+fn progress(st: &mut SendState) {
+    st.progressed = true;
+    st.retry = RetryCounter::new(st.retry_cnt);
+    st.rnr_retry = RetryCounter::new_rnr(st.rnr_retry_cnt);
+}
+
+/// Retires SEND/WRITE WQEs whose last PSN is at or before `p`. Returns `true` when a READ or
+/// atomic at or before `p` is still unanswered (an implicit NAK: its responses were lost).
+fn ack_up_to(st: &mut SendState, p: Psn) -> bool {
+    let sending_last = st.cur.is_some();
+    let count = st.count;
+    let mut i = 0;
+    let mut moved = false;
+    let mut implicit_nak = false;
+    while let Some(t) = st.entry(i) {
+        if t.done.is_some() {
+            i += 1;
+            continue;
+        }
+        if t.wants_response() {
+            implicit_nak = psn_le(t.first_psn, p);
+            break;
+        }
+        let fully_sent = !(sending_last && i + 1 == count);
+        if fully_sent && psn_le(t.last_psn, p) {
+            t.done = Some(WcStatus::Success.to_raw());
+            moved = true;
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    let next = p.next();
+    if cmp_psn(next, st.comp_psn) == Ordering::Greater && psn_le(next, st.psn) {
+        st.comp_psn = next;
+        moved = true;
+    }
+    if moved {
+        progress(st);
+    }
+    implicit_nak
+}
+
+/// Goes back to the oldest unfinished WQE, using one transport retry; fails it when none is
+/// left. Returns whether the QP must move to ERR.
+fn retry(st: &mut SendState) -> bool {
+    if st.retry.consume() {
+        rewind(st);
+        false
+    } else {
+        let status = st.retry.exhausted_status();
+        fail_oldest(st, status);
+        true
+    }
+}
+
+/// Handles a response packet for `qp`'s requests.
+pub(crate) fn on_response(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    h: &ParsedHeaders,
+    payload: &[u8],
+) -> CompOutcome {
+    let mut out = CompOutcome::default();
+    if snap.qp_type != QpType::Rc {
+        out.dropped = true;
+        return out;
+    }
+    let pipe = qp.pipe();
+    let mut st = pipe.send.lock();
+    let psn = h.headers.bth.psn;
+    match h.info.kind {
+        OpKind::Ack => {
+            let Some(aeth) = h.headers.aeth else {
+                out.dropped = true;
+                return out;
+            };
+            match seq::classify_ack(aeth, psn, st.comp_psn, st.psn) {
+                AckDecision::Ack { last_acked } => {
+                    if ack_up_to(&mut st, last_acked) {
+                        out.fatal = retry(&mut st);
+                    }
+                }
+                AckDecision::NakSeqErr { expected } => {
+                    ack_up_to(&mut st, expected.wrapping_sub(1));
+                    qp.device().count_seq_err();
+                    out.fatal = retry(&mut st);
+                }
+                AckDecision::RnrNak { timer_us } => {
+                    ack_up_to(&mut st, psn.wrapping_sub(1));
+                    qp.device().count_rnr_received();
+                    if st.rnr_retry.consume() {
+                        rewind(&mut st);
+                        st.wait = SendWait::Rnr;
+                        drop(st);
+                        pipe.timer
+                            .arm(&ObjRef::new(qp), u64::from(timer_us).max(10));
+                        out.progressed = true;
+                        return out;
+                    }
+                    let status = st.rnr_retry.exhausted_status();
+                    fail_oldest(&mut st, status);
+                    out.fatal = true;
+                }
+                d @ (AckDecision::NakInvalidRequest
+                | AckDecision::NakRemoteAccess
+                | AckDecision::NakRemoteOperation) => {
+                    ack_up_to(&mut st, psn.wrapping_sub(1));
+                    fail_oldest(&mut st, d.wc_status().unwrap_or(WcStatus::RemOpErr));
+                    out.fatal = true;
+                }
+                AckDecision::Ignore => out.dropped = true,
+            }
+            out.progressed = true;
+        }
+        OpKind::ReadResponse | OpKind::AtomicAck => {
+            // Everything before the oldest READ/atomic is implicitly acknowledged.
+            ack_up_to(&mut st, psn.wrapping_sub(1));
+            let mut i = 0;
+            let found = loop {
+                match st.entry(i) {
+                    Some(t) if t.done.is_some() => i += 1,
+                    Some(t) if t.wants_response() => break Some((i, *t)),
+                    _ => break None,
+                }
+            };
+            let Some((i, t)) = found else {
+                out.dropped = true;
+                return out;
+            };
+            let in_range = psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn);
+            if !in_range || psn != st.comp_psn {
+                if in_range && cmp_psn(psn, st.comp_psn) == Ordering::Greater {
+                    // A response was lost: ask again.
+                    out.fatal = retry(&mut st);
+                    out.progressed = true;
+                } else {
+                    out.dropped = true;
+                }
+                return out;
+            }
+            let is_read = t.opcode == WrOpcode::RdmaRead;
+            if is_read != (h.info.kind == OpKind::ReadResponse) {
+                out.dropped = true;
+                return out;
+            }
+            let orig;
+            let data: &[u8] = if is_read {
+                payload
+            } else {
+                let Some(a) = h.headers.atomic_ack_eth else {
+                    out.dropped = true;
+                    return out;
+                };
+                orig = a.orig.to_ne_bytes();
+                &orig
+            };
+            let offset = psn.distance_from(t.first_psn).saturating_mul(snap.mtu);
+            let status = match deliver_local(qp, snap, &mut st, i, offset, data) {
+                Ok(()) => WcStatus::Success,
+                Err(_) => WcStatus::LocProtErr,
+            };
+            st.comp_psn = psn.next();
+            progress(&mut st);
+            let last = !is_read || h.info.position.ends_message();
+            if last || status != WcStatus::Success {
+                if let Some(e) = st.entry(i) {
+                    e.done = Some(status.to_raw());
+                }
+                st.rd_outstanding = st.rd_outstanding.saturating_sub(1);
+                out.fatal = status != WcStatus::Success;
+            }
+            out.progressed = true;
+        }
+        _ => out.dropped = true,
+    }
+    out
+}
+
+/// Writes response data into the local buffers of entry `i` at message byte `offset`.
+fn deliver_local(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: &mut SendState,
+    i: usize,
+    offset: u32,
+    data: &[u8],
+) -> Result {
+    let SendState { comp_slot, .. } = st;
+    if !qp.sq_read_nth(i as u32, comp_slot)? {
+        return Err(EINVAL);
+    }
+    let w = wqe::parse_send_wqe(comp_slot, snap.qp_type, qp.max_send_sge(), qp.max_inline())
+        .map_err(|_| EINVAL)?;
+    let mut sges = [wqe::Sge::default(); 4];
+    let n = (w.num_sge as usize).min(sges.len());
+    if (w.num_sge as usize) > sges.len() {
+        // More SGEs than the stack copy: read them one at a time.
+        let slot = &*comp_slot;
+        let mut skip = offset;
+        let mut done = 0usize;
+        for k in 0..w.num_sge {
+            let sge = w.sge(slot, k).ok_or(EINVAL)?;
+            if skip >= sge.length {
+                skip -= sge.length;
+                continue;
+            }
+            let take = ((sge.length - skip) as usize).min(data.len() - done);
+            let one = [wqe::Sge {
+                addr: sge.addr + u64::from(skip),
+                length: take as u32,
+                lkey: sge.lkey,
+            }];
+            mem::scatter(qp.device(), snap, &one, 0, &data[done..done + take])?;
+            done += take;
+            skip = 0;
+            if done == data.len() {
+                return Ok(());
+            }
+        }
+        return if done == data.len() {
+            Ok(())
+        } else {
+            Err(EINVAL)
+        };
+    }
+    for (k, s) in sges.iter_mut().enumerate().take(n) {
+        *s = w.sge(comp_slot, k as u32).ok_or(EINVAL)?;
+    }
+    mem::scatter(qp.device(), snap, &sges[..n], offset, data)
+}
+
+/// Looks at an expired timer: resumes after an RNR delay, or retransmits when nothing was
+/// acknowledged for a whole timeout. Returns whether the QP must move to ERR.
+pub(crate) fn on_timer(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> CompOutcome {
+    let mut out = CompOutcome::default();
+    let pipe = qp.pipe();
+    let mut st = pipe.send.lock();
+    if !st.timer_fired {
+        return out;
+    }
+    st.timer_fired = false;
+    out.progressed = true;
+    if st.wait == SendWait::Rnr {
+        st.wait = SendWait::None;
+        return out;
+    }
+    let outstanding = (0..st.count).any(|i| st.entry(i).is_some_and(|t| t.done.is_none()));
+    if !outstanding {
+        return out;
+    }
+    if st.progressed {
+        st.progressed = false;
+    } else {
+        qp.device().count_retry();
+        out.fatal = retry(&mut st);
+    }
+    drop(st);
+    if let Some(us) = super::timeout_us(snap.timeout) {
+        pipe.timer.arm(&ObjRef::new(qp), us);
+    }
+    out
+}
+
+/// Retires finished WQEs in order: pops them from the send ring and writes completions for
+/// the signaled and the failed ones (outside the send lock: a kernel consumer's completion
+/// handler may post again). Returns `true` when one failed (the QP must move to ERR).
+pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> bool {
+    let pipe = qp.pipe();
+    loop {
+        let mut batch = [None; 16];
+        let mut n = 0;
+        let mut failed = false;
+        {
+            let mut st = pipe.send.lock();
+            while n < batch.len() {
+                let Some(t) = st.entry(0).copied() else {
+                    break;
+                };
+                let Some(status) = t.done else {
+                    break;
+                };
+                st.pop();
+                let _ = qp.sq_pop();
+                batch[n] = Some((t, status));
+                n += 1;
+                if status != WcStatus::Success.to_raw() {
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        for (t, status) in batch.iter().take(n).flatten() {
+            if t.signaled || *status != WcStatus::Success.to_raw() {
+                let c = Cqe {
+                    wr_id: t.wr_id,
+                    status: *status,
+                    opcode: cqe::wc_opcode_for(t.opcode).to_raw(),
+                    byte_len: t.length,
+                    qp_num: snap.qpn,
+                    port_num: 1,
+                    ..Cqe::default()
+                };
+                if let Some(cq) = qp.send_cq() {
+                    let _ = RrxeCq::push(cq, &c, qp.handle(), false);
+                }
+            }
+        }
+        if failed {
+            return true;
+        }
+        if n < batch.len() {
+            return false;
+        }
+    }
+}

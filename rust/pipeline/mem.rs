@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Local memory of work requests: the payload of a send gathered from its SGEs, and received
+//! data scattered into a receive WQE's SGEs. Each SGE's key is looked up in the device's MR
+//! table and checked (same PD, access rights, bounds) before a byte moves.
+
+use super::state::Snapshot;
+use crate::{device::RrxeDevice, ib::Device, mr::ACCESS_LOCAL_WRITE, proto::wqe::Sge};
+use kernel::prelude::*;
+
+/// Walks the SGE list from message byte `offset`, calling `f(sge, byte in sge, range in buf)`.
+fn walk(
+    num_sge: u32,
+    sge_at: impl Fn(u32) -> Option<Sge>,
+    offset: u32,
+    len: usize,
+    mut f: impl FnMut(&Sge, u32, core::ops::Range<usize>) -> Result,
+) -> Result {
+    let mut skip = offset;
+    let mut done = 0usize;
+    for i in 0..num_sge {
+        if done == len {
+            break;
+        }
+        let sge = sge_at(i).ok_or(EINVAL)?;
+        if skip >= sge.length {
+            skip -= sge.length;
+            continue;
+        }
+        let n = ((sge.length - skip) as usize).min(len - done);
+        f(&sge, skip, done..done + n)?;
+        done += n;
+        skip = 0;
+    }
+    if done < len {
+        return Err(EINVAL);
+    }
+    Ok(())
+}
+
+/// Copies message bytes `[offset, offset + buf.len())` of a send WQE into `buf`.
+pub(crate) fn gather(
+    dev: &Device<RrxeDevice>,
+    snap: &Snapshot,
+    sge_at: impl Fn(u32) -> Option<Sge>,
+    num_sge: u32,
+    offset: u32,
+    buf: &mut [u8],
+) -> Result {
+    let len = buf.len();
+    walk(num_sge, sge_at, offset, len, |sge, skip, r| {
+        let mr = dev.lookup_mr(sge.lkey, snap.pd).ok_or(EINVAL)?;
+        mr.read(sge.addr + u64::from(skip), &mut buf[r])
+    })
+}
+
+/// Copies `data` into the SGEs from message byte `offset` (local write access needed).
+pub(crate) fn scatter(
+    dev: &Device<RrxeDevice>,
+    snap: &Snapshot,
+    sges: &[Sge],
+    offset: u32,
+    data: &[u8],
+) -> Result {
+    let n = u32::try_from(sges.len()).map_err(|_| EINVAL)?;
+    walk(
+        n,
+        |i| sges.get(i as usize).copied(),
+        offset,
+        data.len(),
+        |sge, skip, r| {
+            let mr = dev.lookup_mr(sge.lkey, snap.pd).ok_or(EINVAL)?;
+            if mr.access() & ACCESS_LOCAL_WRITE == 0 && !mr.is_dma() {
+                return Err(EACCES);
+            }
+            mr.write(sge.addr + u64::from(skip), &data[r])
+        },
+    )
+}

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Packet input: RoCEv2 datagrams from the UDP tunnel socket (softirq) and loopback packets
+//! from this host's requesters. Every header is validated (IP and UDP lengths, ICRC, BTH,
+//! opcode, extension headers) before the packet is queued to its QP; anything else is a
+//! counted drop with its reason.
+
+use super::{
+    kick,
+    responder::GRH_LEN,
+    DropReason, //
+};
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        AddressVector,
+        Device,
+        DeviceRef, //
+    },
+    net::{
+        NetDevice,
+        SkBuff,
+        UdpReceiver, //
+    },
+    proto::{
+        hdr::MULTICAST_QPN,
+        icrc,
+        packet, //
+    },
+};
+use kernel::prelude::*;
+
+/// The receiver of the UDP tunnel sockets.
+pub(crate) struct Receiver;
+
+fn device_of(nd: &NetDevice) -> Option<DeviceRef<RrxeDevice>> {
+    Device::<RrxeDevice>::get_by_netdev(nd).or_else(|| {
+        nd.with_real_dev(Device::<RrxeDevice>::get_by_netdev)
+            .flatten()
+    })
+}
+
+impl UdpReceiver for Receiver {
+    fn receive(mut skb: SkBuff) {
+        let Some(dev) = skb.with_dev(device_of).flatten() else {
+            return;
+        };
+        match strip_ip_udp(&mut skb) {
+            Ok(grh) => deliver(&dev, skb, &grh),
+            Err(reason) => dev.count_drop(reason),
+        }
+    }
+}
+
+/// Checks the IP and UDP headers and the ICRC of a received datagram, leaves the packet with
+/// `data` at the BTH and returns the GRH area a UD receive reports.
+fn strip_ip_udp(skb: &mut SkBuff) -> Result<[u8; GRH_LEN], DropReason> {
+    skb.linearize().map_err(|_| DropReason::Malformed)?;
+    let bytes = skb.from_network_header();
+    let first = *bytes.first().ok_or(DropReason::Malformed)?;
+    let mut grh = [0u8; GRH_LEN];
+    let l3 = match first >> 4 {
+        4 => {
+            let ihl = usize::from(first & 0xf) * 4;
+            if ihl != 20 {
+                // RoCEv2 senders use no IP options; the ICRC is defined over a 20-byte header.
+                return Err(DropReason::Malformed);
+            }
+            let ip: &[u8; 20] = bytes
+                .get(..20)
+                .and_then(|b| b.try_into().ok())
+                .ok_or(DropReason::Malformed)?;
+            grh[20..].copy_from_slice(ip);
+            20
+        }
+        6 => {
+            let ip = bytes.get(..40).ok_or(DropReason::Malformed)?;
+            grh.copy_from_slice(ip);
+            40
+        }
+        _ => return Err(DropReason::Malformed),
+    };
+    let udp: &[u8; 8] = bytes
+        .get(l3..l3 + 8)
+        .and_then(|b| b.try_into().ok())
+        .ok_or(DropReason::Malformed)?;
+    let transport = bytes.get(l3 + 8..).ok_or(DropReason::Malformed)?;
+    let udp_len = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
+    if udp_len != transport.len() + 8 {
+        return Err(DropReason::Malformed);
+    }
+    let ok = if l3 == 20 {
+        let ip: &[u8; 20] = grh[20..].try_into().map_err(|_| DropReason::Malformed)?;
+        icrc::verify_ipv4(ip, udp, transport).is_ok()
+    } else {
+        icrc::verify_ipv6(&grh, udp, transport).is_ok()
+    };
+    if !ok {
+        return Err(DropReason::BadIcrc);
+    }
+    let strip = skb.len() - transport.len();
+    skb.pull(strip).map_err(|_| DropReason::Malformed)?;
+    Ok(grh)
+}
+
+/// Delivers a packet a requester of `dev` addressed to `dev` itself: no IP, UDP or ICRC work.
+pub(crate) fn loopback(dev: &Device<RrxeDevice>, skb: SkBuff, av: &AddressVector) {
+    let mut grh = [0u8; GRH_LEN];
+    match av.network {
+        crate::ib::NetworkType::Ipv4 => {
+            let ip = &mut grh[20..];
+            ip[0] = 0x45;
+            ip[8] = 64;
+            ip[9] = 17;
+            ip[12..16].copy_from_slice(&av.sgid[12..16]);
+            ip[16..20].copy_from_slice(&av.dgid[12..16]);
+        }
+        crate::ib::NetworkType::Ipv6 => {
+            grh[0] = 0x60;
+            grh[6] = 17;
+            grh[7] = 64;
+            grh[8..24].copy_from_slice(&av.sgid);
+            grh[24..40].copy_from_slice(&av.dgid);
+        }
+    }
+    deliver(dev, skb, &grh);
+}
+
+/// Parses the transport headers and queues the packet to its QP.
+fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN]) {
+    let parsed = match packet::parse_headers(skb.data()) {
+        Ok(p) => p,
+        Err(_) => return dev.count_drop(DropReason::Malformed),
+    };
+    let qpn = parsed.headers.bth.dest_qpn;
+    if qpn == MULTICAST_QPN {
+        return dev.count_drop(DropReason::Multicast);
+    }
+    let Some(qp) = dev.lookup_qp(qpn) else {
+        return dev.count_drop(DropReason::UnknownQp);
+    };
+    skb.cb()[..GRH_LEN].copy_from_slice(grh);
+    dev.count_rcvd_pkt();
+    qp.pipe().inbox.push(skb);
+    kick(&qp);
+}

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The requester: turns the WQEs of the send queue into request packets. Every WQE is copied
+//! out of the (user-writable) ring and validated before use; a bad one completes in error and
+//! moves the QP to ERR. RC requests stay tracked until the completer retires them.
+
+use super::{
+    mem,
+    state::{
+        Progress,
+        SendState,
+        SendWait,
+        Snapshot,
+        Track, //
+    },
+    xmit, Outbox,
+};
+use crate::{
+    device::RrxeDevice,
+    ib::Qp,
+    proto::{
+        cqe::WcStatus,
+        hdr::{
+            AtomicEth,
+            Bth,
+            Deth,
+            Ieth,
+            Immdt,
+            Reth,
+            DEFAULT_PKEY, //
+        },
+        opcode::Position,
+        packet::{
+            pad_for,
+            TransportHeaders, //
+        },
+        qp_state::{
+            QpState,
+            QpType, //
+        },
+        seq,
+        wqe::{
+            self,
+            SendFlags,
+            SendWqe,
+            WrDetail,
+            WrOpcode, //
+        },
+    },
+};
+use kernel::prelude::*;
+
+/// The most unacknowledged PSNs an RC requester keeps in flight.
+const MAX_UNACKED_PSNS: u32 = 128;
+
+/// The outcome of a requester pass.
+pub(crate) struct ReqOutcome {
+    /// Packets were produced or WQEs finished.
+    pub(crate) progressed: bool,
+    /// A WQE failed: the QP must move to ERR.
+    pub(crate) fatal: bool,
+}
+
+/// Sends what the send queue holds, up to the room in `out`.
+pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> ReqOutcome {
+    let mut res = ReqOutcome {
+        progressed: false,
+        fatal: false,
+    };
+    if !matches!(snap.state, QpState::Rts | QpState::Sqd) {
+        return res;
+    }
+    let pipe = qp.pipe();
+    let mut st = pipe.send.lock();
+    while !out.is_full() && st.wait == SendWait::None {
+        if st.cur.is_none() {
+            if snap.state == QpState::Sqd {
+                break;
+            }
+            match start_next(qp, snap, &mut st) {
+                Start::Started => {}
+                Start::Blocked => break,
+                Start::Failed => {
+                    res.progressed = true;
+                    res.fatal = true;
+                    break;
+                }
+            }
+        }
+        match next_packet(qp, snap, &mut st) {
+            Ok(Some(item)) => {
+                out.push(item);
+                res.progressed = true;
+            }
+            Ok(None) => {}
+            Err(status) => {
+                fail_current(&mut st, status);
+                res.progressed = true;
+                res.fatal = true;
+                break;
+            }
+        }
+    }
+    if snap.qp_type == QpType::Rc && st.count > 0 && res.progressed && !pipe.timer.is_armed() {
+        if let Some(us) = super::timeout_us(snap.timeout) {
+            st.progressed = false;
+            drop(st);
+            pipe.timer.arm(&crate::ib::ObjRef::new(qp), us);
+        }
+    }
+    res
+}
+
+enum Start {
+    Started,
+    /// Nothing to start (empty queue, window or credits full, fence).
+    Blocked,
+    /// The WQE was bad and completed in error.
+    Failed,
+}
+
+/// Marks the WQE being sent as failed.
+fn fail_current(st: &mut SendState, status: WcStatus) {
+    st.cur = None;
+    let last = st.count.wrapping_sub(1);
+    if let Some(t) = st.entry(last) {
+        t.done = Some(status.to_raw());
+    }
+}
+
+/// The path MTU for a QP type (UD uses the port MTU, which we bound by 4096).
+fn mtu_of(snap: &Snapshot) -> u32 {
+    match snap.qp_type {
+        QpType::Ud | QpType::Gsi => 4096,
+        _ => snap.mtu,
+    }
+}
+
+/// Copies the next unstarted WQE and sets it up.
+fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start {
+    let n = st.count as u32;
+    let SendState { slot, .. } = st;
+    match qp.sq_read_nth(n, slot) {
+        Ok(true) => {}
+        _ => return Start::Blocked,
+    }
+    let parsed = wqe::parse_send_wqe(slot, snap.qp_type, qp.max_send_sge(), qp.max_inline());
+    let w = match parsed {
+        Ok(w) => w,
+        Err(e) => {
+            let wr_id = wqe::peek_wr_id(slot).unwrap_or(0);
+            st.push(Track {
+                wr_id,
+                opcode: WrOpcode::Send,
+                signaled: true,
+                first_psn: st.psn,
+                last_psn: st.psn,
+                length: 0,
+                done: Some(e.wc_status().to_raw()),
+            });
+            return Start::Failed;
+        }
+    };
+    let signaled = snap.sq_sig_all || w.flags.contains(SendFlags::SIGNALED);
+    let mut track = Track {
+        wr_id: w.wr_id,
+        opcode: w.opcode,
+        signaled,
+        first_psn: st.psn,
+        last_psn: st.psn,
+        length: w.length,
+        done: None,
+    };
+    // Fences wait for every earlier READ and atomic.
+    if w.flags.contains(SendFlags::FENCE) && st.rd_outstanding > 0 {
+        return Start::Blocked;
+    }
+    match w.opcode {
+        // Not implemented in the data path yet: local operations, FLUSH, ATOMIC WRITE.
+        WrOpcode::LocalInv | WrOpcode::BindMw | WrOpcode::Flush | WrOpcode::AtomicWrite => {
+            track.done = Some(WcStatus::LocQpOpErr.to_raw());
+            st.push(track);
+            return Start::Failed;
+        }
+        _ => {}
+    }
+    let mtu = mtu_of(snap);
+    let Some(npkts) = seq::packets_for(w.length, mtu) else {
+        return Start::Blocked;
+    };
+    let is_ud = matches!(snap.qp_type, QpType::Ud | QpType::Gsi);
+    if is_ud && w.length > mtu {
+        track.done = Some(WcStatus::LocLenErr.to_raw());
+        st.push(track);
+        return Start::Failed;
+    }
+    let reads = matches!(
+        w.opcode,
+        WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
+    );
+    if snap.qp_type == QpType::Rc {
+        if reads && st.rd_outstanding >= u32::from(snap.max_rd_atomic.max(1)) {
+            return Start::Blocked;
+        }
+        let inflight = st.psn.distance_from(st.comp_psn);
+        if st.count > 0 && inflight >= MAX_UNACKED_PSNS {
+            return Start::Blocked;
+        }
+    }
+    // A READ's request takes one PSN, its responses `npkts`.
+    let psns = if w.opcode == WrOpcode::RdmaRead {
+        npkts
+    } else if reads {
+        1
+    } else {
+        npkts
+    };
+    track.last_psn = st.psn.wrapping_add(psns - 1);
+    if !st.push(track) {
+        return Start::Blocked;
+    }
+    if reads {
+        st.rd_outstanding += 1;
+    }
+    st.cur = Some(Progress {
+        offset: 0,
+        sent: 0,
+        npkts: if reads { 1 } else { npkts },
+    });
+    Start::Started
+}
+
+/// Builds the next packet of the current WQE.
+fn next_packet(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: &mut SendState,
+) -> Result<Option<super::TxItem>, WcStatus> {
+    let Some(cur) = st.cur.as_ref() else {
+        return Ok(None);
+    };
+    let (offset, sent, npkts) = (cur.offset, cur.sent, cur.npkts);
+    let w = wqe::parse_send_wqe(&st.slot, snap.qp_type, qp.max_send_sge(), qp.max_inline())
+        .map_err(|e| e.wc_status())?;
+    let position = seq::position(sent, npkts).ok_or(WcStatus::LocQpOpErr)?;
+    let opcode =
+        seq::request_opcode(snap.qp_type, w.opcode, position).ok_or(WcStatus::LocQpOpErr)?;
+    let mtu = mtu_of(snap);
+    let payload = if matches!(
+        w.opcode,
+        WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
+    ) {
+        0
+    } else {
+        (w.length - offset).min(mtu)
+    };
+    let last = position.ends_message();
+    let is_rc = snap.qp_type == QpType::Rc;
+    st.since_ackreq += 1;
+    let ack_req = is_rc && seq::ack_due(st.since_ackreq, last, seq::MAX_PKT_PER_ACK);
+    if ack_req {
+        st.since_ackreq = 0;
+    }
+    let (dest_qpn, av) = match w.detail {
+        WrDetail::Ud {
+            remote_qpn,
+            remote_qkey,
+            ah_num,
+            ..
+        } => {
+            let av = qp.device().ah_av(ah_num).ok_or(WcStatus::LocQpOpErr)?;
+            let _ = remote_qkey;
+            (remote_qpn, av)
+        }
+        _ => (snap.dest_qpn, snap.av),
+    };
+    let mut h = TransportHeaders::new(Bth {
+        opcode,
+        solicited: last && w.flags.contains(SendFlags::SOLICITED),
+        mig_req: false,
+        pad: pad_for(payload as usize),
+        pkey: DEFAULT_PKEY,
+        fecn: false,
+        becn: false,
+        dest_qpn,
+        ack_req,
+        psn: st.psn,
+    });
+    let info = opcode.info().ok_or(WcStatus::LocQpOpErr)?;
+    let starts = position.starts_message() || position == Position::Only;
+    for ext in info.ext_headers {
+        use crate::proto::opcode::ExtHeader as E;
+        match ext {
+            E::Reth if starts => {
+                let rkey = match w.detail {
+                    WrDetail::Rdma { rkey } => rkey,
+                    _ => 0,
+                };
+                h.reth = Some(Reth {
+                    va: w.iova,
+                    rkey,
+                    dma_len: w.length,
+                });
+            }
+            E::Immdt => h.immdt = Some(Immdt { imm: w.ex }),
+            E::Ieth => h.ieth = Some(Ieth { rkey: w.ex }),
+            E::Deth => {
+                let qkey = match w.detail {
+                    // The top bit asks for the QP's own Q_Key (IBA 10.2.5).
+                    WrDetail::Ud { remote_qkey, .. } if remote_qkey & 0x8000_0000 == 0 => {
+                        remote_qkey
+                    }
+                    _ => snap.qkey,
+                };
+                h.deth = Some(Deth {
+                    qkey,
+                    src_qpn: snap.qpn,
+                });
+            }
+            E::AtomicEth => {
+                if let WrDetail::Atomic {
+                    compare_add,
+                    swap,
+                    rkey,
+                } = w.detail
+                {
+                    let (swap_add, compare) = if w.opcode == WrOpcode::AtomicCmpAndSwp {
+                        (swap, compare_add)
+                    } else {
+                        (compare_add, 0)
+                    };
+                    h.atomic_eth = Some(AtomicEth {
+                        va: w.iova,
+                        rkey,
+                        swap_add,
+                        compare,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    let slot = &st.slot;
+    let skb = xmit::build(qp.device(), &h, payload as usize, |buf| {
+        fill_payload(qp, snap, &w, slot, offset, buf)
+    })
+    .map_err(|_| WcStatus::LocQpOpErr)?;
+    // Advance.
+    let psns = if w.opcode == WrOpcode::RdmaRead {
+        seq::packets_for(w.length, mtu).unwrap_or(1)
+    } else {
+        1
+    };
+    st.psn = st.psn.wrapping_add(psns);
+    let done_sending = {
+        let cur = st.cur.as_mut().ok_or(WcStatus::LocQpOpErr)?;
+        cur.offset += payload;
+        cur.sent += 1;
+        cur.sent >= cur.npkts
+    };
+    if done_sending {
+        st.cur = None;
+        if !is_rc {
+            // UC and UD complete once sent.
+            let last = st.count.wrapping_sub(1);
+            if let Some(t) = st.entry(last) {
+                t.done = Some(WcStatus::Success.to_raw());
+            }
+        }
+    }
+    qp.device().count_sent(payload);
+    Ok(Some(super::TxItem {
+        skb,
+        av,
+        src_port: snap.src_port,
+    }))
+}
+
+/// Copies `buf.len()` bytes of the message from byte `offset` into `buf`.
+fn fill_payload(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    w: &SendWqe,
+    slot: &[u8],
+    offset: u32,
+    buf: &mut [u8],
+) -> Result {
+    if buf.is_empty() {
+        return Ok(());
+    }
+    if let Some(data) = w.inline_data(slot) {
+        let start = offset as usize;
+        let src = data.get(start..start + buf.len()).ok_or(EINVAL)?;
+        buf.copy_from_slice(src);
+        return Ok(());
+    }
+    mem::gather(
+        qp.device(),
+        snap,
+        |i| w.sge(slot, i),
+        w.num_sge,
+        offset,
+        buf,
+    )
+}
+
+/// Rewinds the sender to resend from the oldest unfinished WQE (go-back-N): its packets and
+/// everything after it are sent again. The responder treats the repeats as duplicates.
+pub(crate) fn rewind(st: &mut SendState) {
+    let mut i = 0;
+    while let Some(t) = st.entry(i) {
+        if t.done.is_none() {
+            break;
+        }
+        i += 1;
+    }
+    let Some(t) = st.entry(i).copied() else {
+        return;
+    };
+    // Drop entry `i` and everything after: they will be started again.
+    st.count = i;
+    st.cur = None;
+    st.psn = t.first_psn;
+    st.comp_psn = t.first_psn;
+    st.since_ackreq = 0;
+    // Every entry before `i` is finished: nothing is outstanding.
+    st.rd_outstanding = 0;
+}

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The per-QP state of the packet pipeline: the sender side (requester and completer share
+//! it: they walk the same send queue) and the receiver side (responder), each under its own
+//! spinlock, plus the run gate, the inbox of received packets and the retransmission timer.
+
+use super::gate::RunGate;
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        AddressVector,
+        Mr,
+        ObjRef,
+        Qp,
+        RefTimer, //
+    },
+    net::SkbQueue,
+    proto::{
+        opcode::Opcode,
+        psn::Psn,
+        seq::RetryCounter,
+        wqe::{
+            Sge,
+            WrOpcode, //
+        },
+    },
+};
+use crate::{
+    new_spinlock_irq,
+    sync::SpinLockIrq, //
+};
+use kernel::prelude::*;
+
+/// The QP attributes the data path reads, copied once per pass under the QP lock.
+#[derive(Clone, Copy)]
+pub(crate) struct Snapshot {
+    pub(crate) state: crate::proto::qp_state::QpState,
+    pub(crate) qp_type: crate::proto::qp_state::QpType,
+    pub(crate) qpn: u32,
+    /// Path MTU in bytes (connected QPs).
+    pub(crate) mtu: u32,
+    pub(crate) dest_qpn: u32,
+    pub(crate) av: AddressVector,
+    pub(crate) qkey: u32,
+    /// `IB_ACCESS_REMOTE_*` rights of the QP.
+    pub(crate) access: u32,
+    pub(crate) timeout: u8,
+    pub(crate) min_rnr_timer: u8,
+    pub(crate) max_rd_atomic: u8,
+    /// Protection domain identity.
+    pub(crate) pd: usize,
+    pub(crate) sq_sig_all: bool,
+    /// The UDP source port of this QP's packets (RoCEv2 entropy).
+    pub(crate) src_port: u16,
+}
+
+/// A send WQE that has been started (some or all of its packets handed out) and is not yet
+/// completed. Entries are in send queue order; entry `i` is ring slot `consumer + i`.
+#[derive(Clone, Copy)]
+pub(crate) struct Track {
+    pub(crate) wr_id: u64,
+    pub(crate) opcode: WrOpcode,
+    pub(crate) signaled: bool,
+    /// The PSN of the first request packet.
+    pub(crate) first_psn: Psn,
+    /// The last PSN the operation uses (for reads, that of the last response).
+    pub(crate) last_psn: Psn,
+    /// The message length.
+    pub(crate) length: u32,
+    /// Set once the WQE is finished: its completion status (`IB_WC_*`).
+    pub(crate) done: Option<u32>,
+}
+
+impl Track {
+    /// Whether the responder answers with data (RDMA READ) or a value (atomics) rather than
+    /// a plain ACK.
+    pub(crate) fn wants_response(&self) -> bool {
+        matches!(
+            self.opcode,
+            WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
+        )
+    }
+}
+
+/// The WQE the requester is sending.
+pub(crate) struct Progress {
+    /// Bytes already sent.
+    pub(crate) offset: u32,
+    /// Packets already sent.
+    pub(crate) sent: u32,
+    /// Packets the message takes.
+    pub(crate) npkts: u32,
+}
+
+/// What the sender waits for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SendWait {
+    /// Nothing.
+    None,
+    /// The RNR delay after an RNR NAK.
+    Rnr,
+}
+
+/// Requester and completer state.
+pub(crate) struct SendState {
+    /// The next PSN to send.
+    pub(crate) psn: Psn,
+    /// The oldest PSN not yet acknowledged.
+    pub(crate) comp_psn: Psn,
+    /// Started, uncompleted WQEs: a ring of `track.len()` entries from `head`.
+    pub(crate) track: KVec<Track>,
+    pub(crate) head: usize,
+    pub(crate) count: usize,
+    /// The WQE being sent (entry `count - 1` of `track`), if it has packets left.
+    pub(crate) cur: Option<Progress>,
+    /// A private copy of the slot of the WQE being sent.
+    pub(crate) slot: KVec<u8>,
+    /// A private copy of a slot the completer needs (local buffers of reads and atomics).
+    pub(crate) comp_slot: KVec<u8>,
+    /// Outstanding RDMA READ and atomic requests.
+    pub(crate) rd_outstanding: u32,
+    pub(crate) retry: RetryCounter,
+    pub(crate) rnr_retry: RetryCounter,
+    pub(crate) retry_cnt: u8,
+    pub(crate) rnr_retry_cnt: u8,
+    pub(crate) wait: SendWait,
+    /// Progress was made since the timer was last armed.
+    pub(crate) progressed: bool,
+    /// The timer fired and the sender has not looked at it yet.
+    pub(crate) timer_fired: bool,
+    /// Packets since the last AckReq.
+    pub(crate) since_ackreq: u32,
+}
+
+impl SendState {
+    /// The entry `i` places after the oldest.
+    pub(crate) fn entry(&mut self, i: usize) -> Option<&mut Track> {
+        if i >= self.count {
+            return None;
+        }
+        let cap = self.track.len();
+        self.track.get_mut((self.head + i) % cap.max(1))
+    }
+
+    /// Appends an entry; `false` when full.
+    pub(crate) fn push(&mut self, t: Track) -> bool {
+        let cap = self.track.len();
+        if self.count >= cap {
+            return false;
+        }
+        let at = (self.head + self.count) % cap;
+        self.track[at] = t;
+        self.count += 1;
+        true
+    }
+
+    /// Removes the oldest entry.
+    pub(crate) fn pop(&mut self) -> Option<Track> {
+        if self.count == 0 {
+            return None;
+        }
+        let t = self.track[self.head];
+        self.head = (self.head + 1) % self.track.len();
+        self.count -= 1;
+        Some(t)
+    }
+}
+
+/// A READ or atomic request the responder executed, kept for duplicates (replay).
+#[derive(Clone, Copy)]
+pub(crate) enum Resource {
+    /// An RDMA READ: its responses use `npkts` PSNs from `psn`.
+    Read {
+        psn: Psn,
+        npkts: u32,
+        va: u64,
+        rkey: u32,
+        len: u32,
+    },
+    /// An atomic: the original value it returned.
+    Atomic { psn: Psn, orig: u64 },
+}
+
+/// A READ whose responses the responder is still sending.
+pub(crate) struct ReadOut {
+    pub(crate) mr: ObjRef<Mr<RrxeDevice>>,
+    pub(crate) va: u64,
+    pub(crate) len: u32,
+    pub(crate) psn: Psn,
+    pub(crate) npkts: u32,
+    pub(crate) sent: u32,
+}
+
+/// The receive WQE a multi-packet SEND is filling.
+pub(crate) struct RecvProgress {
+    pub(crate) wr_id: u64,
+    /// Bytes received so far.
+    pub(crate) offset: u32,
+    /// Total buffer length.
+    pub(crate) length: u32,
+}
+
+/// An RDMA WRITE in progress.
+pub(crate) struct WriteProgress {
+    pub(crate) mr: ObjRef<Mr<RrxeDevice>>,
+    pub(crate) va: u64,
+    pub(crate) remaining: u32,
+}
+
+/// Responder state.
+pub(crate) struct RecvState {
+    /// The PSN expected next.
+    pub(crate) epsn: Psn,
+    /// Completed request messages (the MSN of ACKs).
+    pub(crate) msn: u32,
+    /// The opcode of the previous packet of the current message.
+    pub(crate) last_op: Option<Opcode>,
+    pub(crate) recv: Option<RecvProgress>,
+    /// The SGEs of `recv`.
+    pub(crate) sges: KVec<Sge>,
+    pub(crate) write: Option<WriteProgress>,
+    pub(crate) read: Option<ReadOut>,
+    /// READ/atomic resources, a ring of `resources.len()` from `res_next` (oldest overwritten).
+    pub(crate) resources: KVec<Option<Resource>>,
+    pub(crate) res_next: usize,
+    /// A PSN sequence error NAK was sent and no in-order packet arrived since.
+    pub(crate) nak_sent: bool,
+    /// The PSN to acknowledge at the end of this pass.
+    pub(crate) ack_due: Option<Psn>,
+    /// The slot of a receive WQE being read.
+    pub(crate) slot: KVec<u8>,
+}
+
+/// The pipeline part of a QP.
+pub(crate) struct QpPipe {
+    pub(crate) gate: RunGate,
+    pub(crate) inbox: Pin<KBox<SkbQueue>>,
+    pub(crate) send: Pin<KBox<SpinLockIrq<SendState>>>,
+    pub(crate) recv: Pin<KBox<SpinLockIrq<RecvState>>>,
+    pub(crate) timer: Pin<KBox<RefTimer<Qp<RrxeDevice>>>>,
+}
+
+fn zeroed(n: usize) -> Result<KVec<u8>> {
+    let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+    v.resize(n, 0, GFP_KERNEL)?;
+    Ok(v)
+}
+
+impl QpPipe {
+    /// The pipeline state of a QP with `sq_slots` send slots of `sq_elem` bytes, receive slots
+    /// of `rq_elem` bytes holding up to `max_recv_sge` SGEs.
+    pub(crate) fn new(
+        sq_slots: u32,
+        sq_elem: usize,
+        rq_elem: usize,
+        max_recv_sge: u32,
+        src_port: u16,
+    ) -> Result<Self> {
+        let n = (sq_slots as usize).max(1);
+        let mut track = KVec::with_capacity(n, GFP_KERNEL)?;
+        let blank = Track {
+            wr_id: 0,
+            opcode: WrOpcode::Send,
+            signaled: false,
+            first_psn: Psn::new(0),
+            last_psn: Psn::new(0),
+            length: 0,
+            done: None,
+        };
+        for _ in 0..n {
+            track.push(blank, GFP_KERNEL)?;
+        }
+        let mut resources =
+            KVec::with_capacity(crate::limits::MAX_QP_RD_ATOM as usize, GFP_KERNEL)?;
+        for _ in 0..crate::limits::MAX_QP_RD_ATOM {
+            resources.push(None, GFP_KERNEL)?;
+        }
+        let send = SendState {
+            psn: Psn::new(0),
+            comp_psn: Psn::new(0),
+            track,
+            head: 0,
+            count: 0,
+            cur: None,
+            slot: zeroed(sq_elem)?,
+            comp_slot: zeroed(sq_elem)?,
+            rd_outstanding: 0,
+            retry: RetryCounter::new(7),
+            rnr_retry: RetryCounter::new_rnr(7),
+            retry_cnt: 7,
+            rnr_retry_cnt: 7,
+            wait: SendWait::None,
+            progressed: false,
+            timer_fired: false,
+            since_ackreq: 0,
+        };
+        let _ = src_port;
+        let recv = RecvState {
+            epsn: Psn::new(0),
+            msn: 0,
+            last_op: None,
+            recv: None,
+            sges: KVec::with_capacity(max_recv_sge.max(1) as usize, GFP_KERNEL)?,
+            write: None,
+            read: None,
+            resources,
+            res_next: 0,
+            nak_sent: false,
+            ack_due: None,
+            slot: zeroed(rq_elem.max(crate::qp::MAX_RECV_SLOT))?,
+        };
+        Ok(Self {
+            gate: RunGate::new(),
+            inbox: KBox::pin_init(SkbQueue::new(), GFP_KERNEL)?,
+            send: KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL)?,
+            recv: KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL)?,
+            timer: KBox::pin_init(RefTimer::new(), GFP_KERNEL)?,
+        })
+    }
+}

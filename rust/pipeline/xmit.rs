@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Packet output: building a RoCEv2 packet (transport headers, payload, pad, ICRC room) in a
+//! socket buffer, and sending it: to a QP of the same device directly (loopback, no IP, UDP or
+//! ICRC work, the packet never leaves the host), or over IPv4/UDP port 4791 with the ICRC.
+
+use super::{
+    recv,
+    TxItem, //
+};
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        AddressVector,
+        Device, //
+    },
+    net::{
+        Route4,
+        SkBuff, //
+    },
+    proto::{
+        hdr::{
+            ICRC_LEN,
+            ROCE_V2_UDP_PORT, //
+        },
+        icrc,
+        packet::{
+            packet_len,
+            TransportHeaders, //
+        },
+    },
+};
+use kernel::prelude::*;
+
+/// Room in front of the transport headers: an IPv6 header is the largest, then UDP.
+const HEADROOM: usize = 40 + 8;
+
+/// `ETH_P_IP`.
+const ETH_P_IP: u16 = 0x0800;
+
+/// Builds a packet with headers `h` and `payload` bytes that `fill` writes.
+pub(crate) fn build(
+    dev: &Device<RrxeDevice>,
+    h: &TransportHeaders,
+    payload: usize,
+    fill: impl FnOnce(&mut [u8]) -> Result,
+) -> Result<SkBuff> {
+    let info = h.bth.opcode.info().ok_or(EINVAL)?;
+    let len = packet_len(&info, payload).ok_or(EINVAL)?;
+    let mut skb = dev
+        .with_netdev(|nd| SkBuff::alloc(nd, len, HEADROOM))
+        .ok_or(ENODEV)??;
+    let buf = skb.data_mut();
+    let hl = h.write(buf).map_err(|_| EINVAL)?;
+    let body = buf.get_mut(hl..hl + payload).ok_or(EINVAL)?;
+    fill(body)?;
+    Ok(skb)
+}
+
+/// Whether `av` leads back to this device (its destination MAC is ours).
+fn is_local(dev: &Device<RrxeDevice>, av: &AddressVector) -> bool {
+    dev.with_netdev(|nd| nd.mac() == av.dmac).unwrap_or(false)
+}
+
+/// Sends one packet. Not with interrupts disabled (the IP output path enables BHs).
+pub(crate) fn send(dev: &Device<RrxeDevice>, item: TxItem) {
+    let TxItem {
+        mut skb,
+        av,
+        src_port,
+    } = item;
+    dev.count_sent_pkt();
+    if is_local(dev, &av) {
+        recv::loopback(dev, skb, &av);
+        return;
+    }
+    let r = match av.network {
+        crate::ib::NetworkType::Ipv4 => send_ipv4(dev, &mut skb, &av, src_port).map(|rt| (rt, skb)),
+        crate::ib::NetworkType::Ipv6 => Err(crate::kernel_ext::eopnotsupp()),
+    };
+    match r {
+        Ok((rt, skb)) => {
+            if rt.output(skb).is_err() {
+                dev.count_send_err();
+            }
+        }
+        Err(_) => dev.count_send_err(),
+    }
+}
+
+/// The IPv4 address of an IPv4-mapped GID.
+fn v4(gid: &[u8; 16]) -> [u8; 4] {
+    [gid[12], gid[13], gid[14], gid[15]]
+}
+
+/// Pushes UDP and IPv4 headers, routes, and writes the ICRC.
+fn send_ipv4(
+    dev: &Device<RrxeDevice>,
+    skb: &mut SkBuff,
+    av: &AddressVector,
+    src_port: u16,
+) -> Result<Route4> {
+    let (saddr, daddr) = (v4(&av.sgid), v4(&av.dgid));
+    let rt = dev
+        .with_netdev(|nd| Route4::lookup(nd, saddr, daddr))
+        .ok_or(ENODEV)??;
+    let udp_len = u16::try_from(skb.len() + 8).map_err(|_| EINVAL)?;
+    {
+        let udp = skb.push(8).ok_or(ENOMEM)?;
+        udp[0..2].copy_from_slice(&src_port.to_be_bytes());
+        udp[2..4].copy_from_slice(&ROCE_V2_UDP_PORT.to_be_bytes());
+        udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
+    }
+    skb.reset_transport_header();
+    let total = u16::try_from(skb.len() + 20).map_err(|_| EINVAL)?;
+    {
+        let ip = skb.push(20).ok_or(ENOMEM)?;
+        ip[0] = 0x45;
+        ip[1] = av.traffic_class;
+        ip[2..4].copy_from_slice(&total.to_be_bytes());
+        // Don't fragment.
+        ip[6] = 0x40;
+        ip[8] = if av.hop_limit == 0 { 64 } else { av.hop_limit };
+        ip[9] = 17;
+        ip[12..16].copy_from_slice(&saddr);
+        ip[16..20].copy_from_slice(&daddr);
+    }
+    skb.set_protocol(ETH_P_IP);
+    rt.prepare(skb)?;
+    // The ICRC covers the final IP header (identification included).
+    let data = skb.data_mut();
+    let n = data.len();
+    let (hdrs, rest) = data.split_at_mut(28);
+    let ip: &[u8; 20] = hdrs[..20].try_into().map_err(|_| EINVAL)?;
+    let udp: &[u8; 8] = hdrs[20..28].try_into().map_err(|_| EINVAL)?;
+    let covered = rest.len().checked_sub(ICRC_LEN).ok_or(EINVAL)?;
+    let crc = icrc::icrc_ipv4(ip, udp, &rest[..covered]);
+    rest[covered..].copy_from_slice(&icrc::icrc_to_wire(crc));
+    let _ = n;
+    Ok(rt)
+}

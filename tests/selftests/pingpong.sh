@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Loopback data transfers through one device with the unmodified rdma-core examples:
+# ibv_rc_pingpong with data checking (-c), ibv_uc_pingpong, ibv_ud_pingpong and, where the
+# driver has them, SRQs (ibv_srq_pingpong). Server and client both run in the guest.
+. "$(dirname "$0")/lib.sh"
+trap 'kill $srv 2>/dev/null; cleanup_driver' EXIT
+nic_up
+modprobe ib_uverbs
+check "add $DEV" link_add "$DEV" "$NIC"
+check "IPv4 GID" wait_for 20 gid_index "$DEV" "ffff:0a00:020f"
+gidx=$(gid_index "$DEV" ffff:0a00:020f)
+port=18600
+run_pp() {
+	local name=$1
+	shift
+	port=$((port + 1))
+	timeout 60 "$@" -d "$DEV" -g "$gidx" -p $port >"/tmp/pp_srv_$name" 2>&1 &
+	srv=$!
+	sleep 1
+	timeout 60 "$@" -d "$DEV" -g "$gidx" -p $port localhost >"/tmp/pp_cli_$name" 2>&1
+	local rc=$?
+	wait $srv
+	local src=$?
+	sed "s/^/# $name client: /" "/tmp/pp_cli_$name" | tail -3
+	if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
+		sed "s/^/# $name server: /" "/tmp/pp_srv_$name" | tail -5
+		fail "$name: client $rc, server $src"
+	fi
+}
+run_pp rc ibv_rc_pingpong -c -n 200 -s 4096
+run_pp rc_big ibv_rc_pingpong -c -n 20 -s 65536 -m 1024
+run_pp uc ibv_uc_pingpong -c -n 200 -s 1024
+run_pp ud ibv_ud_pingpong -c -n 200 -s 1024
+if [ "${PP_SRQ:-1}" = 1 ]; then
+	run_pp srq ibv_srq_pingpong -c -n 50 -s 1024 -q 4
+fi
+exit 0
