@@ -24,6 +24,7 @@ use crate::{
         CqRef,
         Device,
         MmapHandle,
+        ObjRef,
         Qp,
         QpAttr,
         QpCap,
@@ -31,6 +32,7 @@ use crate::{
         QpQuery,
         RecvWrChain,
         SendWrChain,
+        Srq,
         Udata, //
     },
     index::PoolIndex,
@@ -54,6 +56,7 @@ use crate::{
         ring_errno,
         KernelConsumedRing, //
     },
+    srq::RrxeSrq,
 };
 use crate::{
     new_spinlock_irq,
@@ -108,6 +111,8 @@ pub(crate) struct RrxeQp {
     rq: Option<Pin<KBox<SpinLockIrq<QueueRing>>>>,
     send_cq: Option<CqRef<RrxeDevice>>,
     recv_cq: Option<CqRef<RrxeDevice>>,
+    /// The SRQ receives come from, instead of `rq`.
+    srq: Option<ObjRef<Srq<RrxeDevice>>>,
     /// The packet pipeline's state.
     pipe: QpPipe,
 }
@@ -282,6 +287,7 @@ impl RrxeQp {
             },
             send_cq: init.send_cq.take(),
             recv_cq: init.recv_cq.take(),
+            srq: init.srq.take(),
             pipe,
         })
     }
@@ -311,11 +317,6 @@ impl RrxeQp {
         self.cap.max_inline_data
     }
 
-    /// Granted receive SGEs.
-    pub(crate) fn max_recv_sge(&self) -> u32 {
-        self.cap.max_recv_sge
-    }
-
     /// Copies send slot `n` places after the consumer into `dst`; `false` if not produced.
     pub(crate) fn sq_read_nth(&self, n: u32, dst: &mut [u8]) -> Result<bool> {
         self.sq.lock().ring.peek_nth(n, dst)
@@ -326,20 +327,18 @@ impl RrxeQp {
         self.sq.lock().ring.pop()
     }
 
-    /// Copies the next receive slot into `dst`; `false` when none is posted.
-    pub(crate) fn rq_peek(&self, dst: &mut [u8]) -> Result<bool> {
-        match &self.rq {
-            Some(rq) => rq.lock().ring.peek(dst),
-            None => Ok(false),
+    /// Takes the next receive WQE (from the SRQ if the QP has one) into `dst`: `Some(max_sge)`
+    /// to parse it with, `None` when none is posted.
+    pub(crate) fn rq_take(&self, dst: &mut [u8]) -> Option<u32> {
+        if let Some(srq) = &self.srq {
+            return RrxeSrq::take(srq, dst);
         }
-    }
-
-    /// Consumes the receive slot last peeked.
-    pub(crate) fn rq_pop(&self) -> Result {
-        match &self.rq {
-            Some(rq) => rq.lock().ring.pop(),
-            None => Err(EINVAL),
+        let mut rq = self.rq.as_ref()?.lock();
+        if !rq.ring.peek(dst).ok()? {
+            return None;
         }
+        rq.ring.pop().ok()?;
+        Some(self.cap.max_recv_sge)
     }
 
     /// The attributes the data path reads.

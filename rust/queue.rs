@@ -122,6 +122,12 @@ impl KernelConsumedRing {
         self.geo.capacity()
     }
 
+    /// Entries produced and not yet consumed (the producer index sanitised).
+    pub(crate) fn pending(&self) -> Result<u32> {
+        let prod = self.buf.load_acquire(ring::HDR_PRODUCER)?;
+        Ok(ring::available(prod, self.cons, self.geo.index_mask()))
+    }
+
     /// Produces an entry from the kernel side (kernel QPs and SRQs, whose rings are not mapped:
     /// the header's producer index is the kernel's own). `ENOMEM` when the ring is full, as
     /// rxe reports a full receive queue.

@@ -184,6 +184,26 @@ impl RrxeSrq {
         Ok(())
     }
 
+    /// Takes the next receive WQE into `slot` for a QP: `Some(max_sge)` to parse it with, or
+    /// `None` when the SRQ is empty. Fires the limit event (once per arming) when fewer WQEs
+    /// than the limit remain. Any context.
+    pub(crate) fn take(srq: &Srq<RrxeDevice>, slot: &mut [u8]) -> Option<u32> {
+        let mut st = srq.state.lock();
+        if !st.ring.peek(slot).ok()? {
+            return None;
+        }
+        st.ring.pop().ok()?;
+        let fire = st.limit > 0 && st.ring.pending().ok()? < st.limit;
+        if fire {
+            st.limit = 0;
+        }
+        drop(st);
+        if fire {
+            srq.limit_event();
+        }
+        Some(srq.max_sge)
+    }
+
     /// Query SRQ.
     pub(crate) fn query(srq: &Srq<RrxeDevice>) -> SrqAttr {
         let st = srq.state.lock();

@@ -124,6 +124,8 @@ pub(crate) struct QpInit<T: DeviceOps> {
     pub(crate) sq_sig_all: bool,
     /// Receives come from a shared receive queue.
     pub(crate) has_srq: bool,
+    /// The shared receive queue (ib_core keeps it until the QP is destroyed).
+    pub(crate) srq: Option<super::ObjRef<super::Srq<T>>>,
     /// `IB_QP_CREATE_*` flags; rrxe supports none.
     pub(crate) create_flags: u32,
     /// Completion queue of the send queue.
@@ -146,6 +148,10 @@ impl<T: DeviceOps> QpInit<T> {
             cap: QpCap::from_c(&c.cap),
             sq_sig_all: c.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
             has_srq: !c.srq.is_null(),
+            // SAFETY: A non-NULL SRQ is a created SRQ of this device that the core keeps (it
+            // counts the QP as a user) at least until the QP is destroyed.
+            srq: (!c.srq.is_null())
+                .then(|| super::ObjRef::new(unsafe { super::Srq::<T>::from_raw(c.srq) })),
             create_flags: c.create_flags,
         }
     }

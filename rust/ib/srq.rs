@@ -19,6 +19,26 @@ pub(crate) type Ah<T> = Obj<T, AhKind>;
 /// A memory window: the C `struct ib_mw` at offset 0, then the driver data.
 pub(crate) type Mw<T> = Obj<T, MwKind>;
 
+impl<T: super::DeviceOps> Obj<T, SrqKind> {
+    /// Reports `IB_EVENT_SRQ_LIMIT_REACHED` to the SRQ's consumer. Any context.
+    pub(crate) fn limit_event(&self) {
+        let srq = self.as_raw();
+        let mut ev = bindings::ib_event {
+            event: bindings::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED,
+            ..Default::default()
+        };
+        // SAFETY: The SRQ is created: `device`, `event_handler` and `srq_context` are set by
+        // the core and stay valid until it is destroyed.
+        unsafe {
+            ev.device = (*srq).device;
+            ev.element.srq = srq;
+            if let Some(handler) = (*srq).event_handler {
+                handler(&mut ev, (*srq).srq_context);
+            }
+        }
+    }
+}
+
 /// SRQ attributes (`struct ib_srq_attr`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct SrqAttr {

@@ -203,12 +203,8 @@ fn complete_recv(qp: &Qp<RrxeDevice>, c: &Cqe, solicited: bool) {
 /// Takes the next receive WQE into `st` (its SGEs into `st.sges`). `None` when there is none.
 fn take_recv(qp: &Qp<RrxeDevice>, st: &mut RecvState) -> Option<(u64, u32)> {
     let RecvState { slot, sges, .. } = st;
-    if !qp.rq_peek(slot).ok()? {
-        return None;
-    }
-    let r = wqe::parse_recv_wqe(slot, qp.max_recv_sge()).ok();
-    let _ = qp.rq_pop();
-    let r = r?;
+    let max_sge = qp.rq_take(slot)?;
+    let r = wqe::parse_recv_wqe(slot, max_sge).ok()?;
     sges.clear();
     for i in 0..r.num_sge {
         let s = r.sge(slot, i)?;

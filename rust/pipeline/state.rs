@@ -300,7 +300,10 @@ impl QpPipe {
             msn: 0,
             last_op: None,
             recv: None,
-            sges: KVec::with_capacity(max_recv_sge.max(1) as usize, GFP_KERNEL)?,
+            sges: KVec::with_capacity(
+                max_recv_sge.max(crate::limits::MAX_SGE) as usize,
+                GFP_KERNEL,
+            )?,
             write: None,
             read: None,
             resources,
