@@ -19,9 +19,9 @@ while [ $# -gt 0 ]; do
 done
 # The full suite, and the subset that also runs on the (slow) debug kernel.
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
-	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile pingpong_setup kverbs busy_rmmod"
+	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile pingpong kverbs busy_rmmod"
 DEBUG="kunit link_add_del netdev_unregister one_per_netdev rmmod rxe_refusal verbs_cq verbs_qp \
-	verbs_objs verbs_hostile kverbs busy_rmmod"
+	verbs_objs verbs_hostile pingpong kverbs busy_rmmod"
 if [ $# -gt 0 ]; then
 	TESTS="$*"
 elif [ "$SUBSET" = debug ]; then
