@@ -32,6 +32,8 @@ pub(crate) mod ring;
 pub(crate) mod seq;
 #[path = "proto/wqe.rs"]
 pub(crate) mod wqe;
+#[path = "proto/wqe_encode.rs"]
+pub(crate) mod wqe_encode;
 
 /// Why a buffer could not be parsed as, or filled with, RoCEv2 headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

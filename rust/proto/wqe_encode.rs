@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Writing send WQEs for kernel consumers: kernel work requests go into the same send ring, in
+//! the same `struct rxe_send_wqe` layout user space writes, so one requester serves both (and
+//! parses both with [`super::wqe::parse_send_wqe`]). Fast registration, which only kernel
+//! consumers may post, has an rrxe-private encoding ([`OPCODE_REG_MR`]): it names the MR by its
+//! index, never by pointer, and is only accepted from rings user space cannot write.
+
+use super::wqe::{
+    Sge,
+    WqeError,
+    WrDetail,
+    WrOpcode,
+    OFF_ATOMIC_COMPARE_ADD,
+    OFF_ATOMIC_RKEY,
+    OFF_ATOMIC_SWAP,
+    OFF_DMA_LENGTH,
+    OFF_DMA_NUM_SGE,
+    OFF_EX,
+    OFF_IOVA,
+    OFF_OPCODE,
+    OFF_RDMA_RKEY,
+    OFF_REMOTE_ADDR,
+    OFF_SEND_FLAGS,
+    OFF_UD_AH_NUM,
+    OFF_UD_PKEY_INDEX,
+    OFF_UD_REMOTE_QKEY,
+    OFF_UD_REMOTE_QPN,
+    OFF_WR_ID,
+    SEND_WQE_HDR_LEN,
+    SGE_LEN, //
+};
+
+/// `IB_WR_REG_MR`: the opcode of a fast registration (kernel rings only).
+pub(crate) const OPCODE_REG_MR: u32 = 0x20;
+/// Where a fast registration keeps the MR index.
+const OFF_REG_MR_INDEX: usize = 24;
+/// Where a fast registration keeps the new key.
+const OFF_REG_KEY: usize = 28;
+/// Where a fast registration keeps the access flags.
+const OFF_REG_ACCESS: usize = 32;
+
+/// The local data of a kernel send.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SendData<'a> {
+    /// Scatter/gather entries.
+    Sges(&'a [Sge]),
+    /// Inline bytes, already copied from the consumer's buffers.
+    Inline(&'a [u8]),
+}
+
+/// A kernel send work request to encode.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KernelSend<'a> {
+    pub(crate) wr_id: u64,
+    pub(crate) opcode: WrOpcode,
+    /// `enum ib_send_flags`.
+    pub(crate) flags: u32,
+    /// Immediate data (as stored in memory) or the rkey to invalidate.
+    pub(crate) ex: u32,
+    /// The remote address of RDMA and atomic operations.
+    pub(crate) remote_addr: u64,
+    pub(crate) detail: WrDetail,
+    pub(crate) data: SendData<'a>,
+}
+
+fn put(out: &mut [u8], off: usize, bytes: &[u8]) -> Result<(), WqeError> {
+    let end = off.checked_add(bytes.len()).ok_or(WqeError::Truncated)?;
+    out.get_mut(off..end)
+        .ok_or(WqeError::Truncated)?
+        .copy_from_slice(bytes);
+    Ok(())
+}
+
+/// Writes `s` into `slot` (cleared first). Fails when it does not fit, has more than `max_sge`
+/// SGEs or more than `max_inline` inline bytes, or its lengths overflow.
+pub(crate) fn encode_send_wqe(
+    slot: &mut [u8],
+    s: &KernelSend<'_>,
+    max_sge: u32,
+    max_inline: u32,
+) -> Result<(), WqeError> {
+    if slot.len() < SEND_WQE_HDR_LEN {
+        return Err(WqeError::Truncated);
+    }
+    slot.fill(0);
+    put(slot, OFF_WR_ID, &s.wr_id.to_le_bytes())?;
+    put(slot, OFF_OPCODE, &s.opcode.to_raw().to_le_bytes())?;
+    put(slot, OFF_SEND_FLAGS, &s.flags.to_le_bytes())?;
+    put(slot, OFF_EX, &s.ex.to_le_bytes())?;
+    match s.detail {
+        WrDetail::Rdma { rkey } => {
+            put(slot, OFF_REMOTE_ADDR, &s.remote_addr.to_le_bytes())?;
+            put(slot, OFF_RDMA_RKEY, &rkey.to_le_bytes())?;
+            put(slot, OFF_IOVA, &s.remote_addr.to_le_bytes())?;
+        }
+        WrDetail::Atomic {
+            compare_add,
+            swap,
+            rkey,
+        } => {
+            put(slot, OFF_REMOTE_ADDR, &s.remote_addr.to_le_bytes())?;
+            put(slot, OFF_ATOMIC_COMPARE_ADD, &compare_add.to_le_bytes())?;
+            put(slot, OFF_ATOMIC_SWAP, &swap.to_le_bytes())?;
+            put(slot, OFF_ATOMIC_RKEY, &rkey.to_le_bytes())?;
+            put(slot, OFF_IOVA, &s.remote_addr.to_le_bytes())?;
+        }
+        WrDetail::Ud {
+            remote_qpn,
+            remote_qkey,
+            pkey_index,
+            ah_num,
+        } => {
+            put(slot, OFF_UD_REMOTE_QPN, &remote_qpn.to_le_bytes())?;
+            put(slot, OFF_UD_REMOTE_QKEY, &remote_qkey.to_le_bytes())?;
+            put(slot, OFF_UD_PKEY_INDEX, &pkey_index.to_le_bytes())?;
+            put(slot, OFF_UD_AH_NUM, &ah_num.to_le_bytes())?;
+        }
+        WrDetail::None | WrDetail::Mw { .. } | WrDetail::Flush { .. } => {}
+    }
+    let (length, num) = match s.data {
+        SendData::Sges(sges) => {
+            let num = u32::try_from(sges.len()).map_err(|_| WqeError::TooManySge)?;
+            if num > max_sge {
+                return Err(WqeError::TooManySge);
+            }
+            let mut length: u32 = 0;
+            let mut off = SEND_WQE_HDR_LEN;
+            for sge in sges {
+                length = length
+                    .checked_add(sge.length)
+                    .ok_or(WqeError::LengthOverflow)?;
+                put(slot, off, &sge.addr.to_le_bytes())?;
+                put(slot, off + 8, &sge.length.to_le_bytes())?;
+                put(slot, off + 12, &sge.lkey.to_le_bytes())?;
+                off += SGE_LEN;
+            }
+            (length, num)
+        }
+        SendData::Inline(bytes) => {
+            let len = u32::try_from(bytes.len()).map_err(|_| WqeError::InlineTooLong)?;
+            if len > max_inline {
+                return Err(WqeError::InlineTooLong);
+            }
+            put(slot, SEND_WQE_HDR_LEN, bytes)?;
+            (len, 0)
+        }
+    };
+    put(slot, OFF_DMA_LENGTH, &length.to_le_bytes())?;
+    put(slot, OFF_DMA_NUM_SGE, &num.to_le_bytes())?;
+    Ok(())
+}
+
+/// A fast registration: make MR `mr_index` valid with `key` and `access`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RegWqe {
+    pub(crate) wr_id: u64,
+    pub(crate) flags: u32,
+    pub(crate) mr_index: u32,
+    pub(crate) key: u32,
+    pub(crate) access: u32,
+}
+
+/// Writes a fast registration into `slot`.
+pub(crate) fn encode_reg_wqe(slot: &mut [u8], r: &RegWqe) -> Result<(), WqeError> {
+    if slot.len() < SEND_WQE_HDR_LEN {
+        return Err(WqeError::Truncated);
+    }
+    slot.fill(0);
+    put(slot, OFF_WR_ID, &r.wr_id.to_le_bytes())?;
+    put(slot, OFF_OPCODE, &OPCODE_REG_MR.to_le_bytes())?;
+    put(slot, OFF_SEND_FLAGS, &r.flags.to_le_bytes())?;
+    put(slot, OFF_REG_MR_INDEX, &r.mr_index.to_le_bytes())?;
+    put(slot, OFF_REG_KEY, &r.key.to_le_bytes())?;
+    put(slot, OFF_REG_ACCESS, &r.access.to_le_bytes())
+}
+
+fn rd32(slot: &[u8], off: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(slot.get(off..off + 4)?.try_into().ok()?))
+}
+
+/// Reads a fast registration back, or `None` when `slot` holds something else.
+pub(crate) fn parse_reg_wqe(slot: &[u8]) -> Option<RegWqe> {
+    if rd32(slot, OFF_OPCODE)? != OPCODE_REG_MR {
+        return None;
+    }
+    Some(RegWqe {
+        wr_id: u64::from_le_bytes(slot.get(OFF_WR_ID..OFF_WR_ID + 8)?.try_into().ok()?),
+        flags: rd32(slot, OFF_SEND_FLAGS)?,
+        mr_index: rd32(slot, OFF_REG_MR_INDEX)?,
+        key: rd32(slot, OFF_REG_KEY)?,
+        access: rd32(slot, OFF_REG_ACCESS)?,
+    })
+}
