@@ -60,6 +60,11 @@ impl RrxeAh {
         })
     }
 
+    /// The AH number (`ah_num`) UD send WQEs name it by.
+    pub(crate) fn num(&self) -> u32 {
+        self.num.get()
+    }
+
     /// The address vector.
     pub(crate) fn av(&self) -> AddressVector {
         self.av

@@ -130,7 +130,7 @@ fn user_ring(cqe: u32, udata: &mut Udata<'_>) -> Result<(CqRing, u32)> {
 }
 
 /// A kernel completion from a CQE and its QP.
-fn kernel_wc(c: &Cqe, qp: QpHandle) -> Wc {
+fn kernel_wc(c: &Cqe, qp: QpHandle, network: u8) -> Wc {
     Wc {
         wr_id: c.wr_id,
         status: c.status,
@@ -144,6 +144,7 @@ fn kernel_wc(c: &Cqe, qp: QpHandle) -> Wc {
         pkey_index: c.pkey_index,
         sl: c.sl,
         port_num: c.port_num,
+        network,
     }
 }
 
@@ -164,7 +165,7 @@ impl RrxeCq {
                 let n = usize::try_from(cap).map_err(|_| EINVAL)?;
                 let mut slots = KVec::with_capacity(n, GFP_KERNEL)?;
                 for _ in 0..n {
-                    slots.push(kernel_wc(&Cqe::default(), QpHandle::NONE), GFP_KERNEL)?;
+                    slots.push(kernel_wc(&Cqe::default(), QpHandle::NONE, 0), GFP_KERNEL)?;
                 }
                 (
                     CqRing::Kernel(KernelCqRing {
@@ -229,10 +230,22 @@ impl RrxeCq {
     /// Writes a completion of `qp` and raises the completion event if the CQ is armed for it.
     /// Any context; does not sleep. `EOVERFLOW` when the CQ is full.
     pub(crate) fn push(cq: &Cq<RrxeDevice>, cqe: &Cqe, qp: QpHandle, solicited: bool) -> Result {
+        Self::push_net(cq, cqe, qp, solicited, 0)
+    }
+
+    /// As [`Self::push`], for a UD receive whose GRH area holds an IPv4 (`network` 4) or IPv6
+    /// (6) header: kernel consumers (the CM) learn the header type from the completion.
+    pub(crate) fn push_net(
+        cq: &Cq<RrxeDevice>,
+        cqe: &Cqe,
+        qp: QpHandle,
+        solicited: bool,
+        network: u8,
+    ) -> Result {
         let mut st = cq.state.lock();
         match &mut st.ring {
             CqRing::User { ring, .. } => ring.produce(&cqe.to_uverbs())?,
-            CqRing::Kernel(k) => k.push(kernel_wc(cqe, qp))?,
+            CqRing::Kernel(k) => k.push(kernel_wc(cqe, qp, network))?,
         }
         let fire =
             st.armed & NOTIFY_NEXT_COMP != 0 || (st.armed & NOTIFY_SOLICITED != 0 && solicited);

@@ -374,6 +374,7 @@ impl ib::DeviceOps for RrxeDevice {
     fn qp_destroying(qp: &Qp<Self>) {
         drop(qp.device().qp_table.remove(qp.qpn()));
         qp.pipe().timer.cancel();
+        qp.pipe().kicker.cancel();
     }
 
     type Qp = RrxeQp;
@@ -390,7 +391,7 @@ impl ib::DeviceOps for RrxeDevice {
         RrxeQp::doorbell(qp)
     }
 
-    fn post_send(qp: &Qp<Self>, wrs: &mut SendWrChain<'_>) -> Result {
+    fn post_send(qp: &Qp<Self>, wrs: &mut SendWrChain<'_, '_, Self>) -> Result {
         RrxeQp::post_send(qp, wrs)
     }
 

@@ -86,6 +86,7 @@ pub(crate) use udata::Udata;
 pub(crate) use wr::{
     QpHandle,
     RecvWrChain,
+    SendWr,
     SendWrChain,
     Wc, //
 };

@@ -4,6 +4,7 @@
 //! chains, module load events and a driver-wide mutex defined in C.
 
 mod errno;
+mod irq;
 mod link_lock;
 mod module_watch;
 mod notifier;
@@ -13,6 +14,7 @@ pub(crate) use errno::{
     ehostunreach,
     eopnotsupp, //
 };
+pub(crate) use irq::irqs_disabled;
 pub(crate) use link_lock::LinkLock;
 pub(crate) use module_watch::{
     module_loaded,

@@ -47,9 +47,15 @@ enum MrKind {
     },
 }
 
-/// A fast-registration page list: preallocated, filled without allocating.
+/// A fast-registration page list: preallocated, filled without allocating; and the mapping
+/// the last `IB_WR_REG_MR` made valid.
 pub(crate) struct PageList {
     pages: KVec<u64>,
+    /// Valid between a registration and an invalidation.
+    valid: bool,
+    iova: u64,
+    length: u64,
+    page_size: u64,
 }
 
 /// The driver data of a memory region: what it maps, from which address, with which rights.
@@ -123,6 +129,9 @@ impl RrxeMr {
 
     /// The byte offset of `[va, va + len)` in the region; `EFAULT` outside it.
     fn offset(&self, va: u64, len: usize) -> Result<u64> {
+        if matches!(self.kind, MrKind::FastReg { .. }) {
+            return Ok(0);
+        }
         let off = va.checked_sub(self.iova).ok_or(EFAULT)?;
         let end = off.checked_add(len as u64).ok_or(EFAULT)?;
         if end > self.length {
@@ -131,13 +140,84 @@ impl RrxeMr {
         Ok(off)
     }
 
+    /// Executes a fast registration (`IB_WR_REG_MR`): the page list `map_mr_sg` built becomes
+    /// the MR's valid mapping with `access`. `EINVAL` for other MRs or a list too short.
+    pub(crate) fn fast_register(mr: &Mr<RrxeDevice>, access: u32) -> Result {
+        let MrKind::FastReg { pages } = &mr.kind else {
+            return Err(EINVAL);
+        };
+        let (iova, length, page_size) = mr.frwr_layout();
+        let page_size = u64::from(page_size);
+        if page_size == 0 || !page_size.is_power_of_two() {
+            return Err(EINVAL);
+        }
+        let mut p = pages.lock();
+        let room = (p.pages.len() as u64).saturating_mul(page_size);
+        if (iova & (page_size - 1)).saturating_add(length) > room {
+            return Err(EINVAL);
+        }
+        p.iova = iova;
+        p.length = length;
+        p.page_size = page_size;
+        p.valid = true;
+        drop(p);
+        mr.access.store(access, Relaxed);
+        Ok(())
+    }
+
+    /// Invalidates a fast-registration MR (`IB_WR_LOCAL_INV`, SEND with invalidate).
+    pub(crate) fn invalidate(&self) -> Result {
+        match &self.kind {
+            MrKind::FastReg { pages } => {
+                pages.lock().valid = false;
+                Ok(())
+            }
+            _ => Err(EINVAL),
+        }
+    }
+
+    /// Copies between a fast-registration mapping and `buf` (`out`: from the MR).
+    fn frwr_copy(pages: &SpinLockIrq<PageList>, va: u64, buf: &mut [u8], out: bool) -> Result {
+        let p = pages.lock();
+        let ps = p.page_size;
+        if !p.valid || ps == 0 {
+            return Err(EFAULT);
+        }
+        let off = va.checked_sub(p.iova).ok_or(EFAULT)?;
+        if off
+            .checked_add(buf.len() as u64)
+            .is_none_or(|e| e > p.length)
+        {
+            return Err(EFAULT);
+        }
+        let mut pos = (p.iova & (ps.wrapping_sub(1)))
+            .checked_add(off)
+            .ok_or(EFAULT)?;
+        let mut done = 0usize;
+        while done < buf.len() {
+            let idx = usize::try_from(pos.checked_div(ps).ok_or(EFAULT)?).map_err(|_| EFAULT)?;
+            let in_page = pos.checked_rem(ps).ok_or(EFAULT)?;
+            let n = (ps.saturating_sub(in_page) as usize).min(buf.len() - done);
+            let addr = p.pages.get(idx).ok_or(EFAULT)?.wrapping_add(in_page);
+            let chunk = buf.get_mut(done..done + n).ok_or(EFAULT)?;
+            if out {
+                crate::mm::kernel_read(addr, chunk)?;
+            } else {
+                crate::mm::kernel_write(addr, chunk)?;
+            }
+            done += n;
+            pos = pos.saturating_add(n as u64);
+        }
+        Ok(())
+    }
+
     /// Copies `dst.len()` bytes at address `va` of the region into `dst`.
     pub(crate) fn read(&self, va: u64, dst: &mut [u8]) -> Result {
         let off = self.offset(va, dst.len())?;
         match &self.kind {
             MrKind::User { umem } => umem.pages().read(off as usize, dst),
             MrKind::Dma => crate::mm::kernel_read(va, dst),
-            MrKind::FastReg { .. } => Err(EFAULT),
+            MrKind::FastReg { pages } => Self::frwr_copy(pages, va, dst, true),
         }
     }
 
@@ -147,7 +227,19 @@ impl RrxeMr {
         match &self.kind {
             MrKind::User { umem } => umem.pages().write(off as usize, src),
             MrKind::Dma => crate::mm::kernel_write(va, src),
-            MrKind::FastReg { .. } => Err(EFAULT),
+            MrKind::FastReg { pages } => {
+                // The copy helper takes a mutable buffer for both directions; copy the source
+                // through a bounded stack buffer.
+                let mut tmp = [0u8; 256];
+                let mut done = 0;
+                while done < src.len() {
+                    let n = (src.len() - done).min(tmp.len());
+                    tmp[..n].copy_from_slice(&src[done..done + n]);
+                    Self::frwr_copy(pages, va + done as u64, &mut tmp[..n], false)?;
+                    done += n;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -161,6 +253,7 @@ impl RrxeMr {
         match &self.kind {
             MrKind::User { umem } => umem.pages().atomic_u64(off as usize, f),
             MrKind::Dma => crate::mm::kernel_atomic_u64(va, f),
+            // Atomics on fast-registered memory are not supported.
             MrKind::FastReg { .. } => Err(EFAULT),
         }
     }
@@ -198,6 +291,10 @@ impl RrxeMr {
         let pages = KBox::pin_init(
             new_spinlock_irq!(PageList {
                 pages: KVec::with_capacity(n, GFP_KERNEL)?,
+                valid: false,
+                iova: 0,
+                length: 0,
+                page_size: 0,
             }),
             GFP_KERNEL,
         )?;

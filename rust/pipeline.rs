@@ -196,9 +196,26 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &state::Snapshot, skb: &mut SkBuff, out: &m
     }
 }
 
+/// The retransmission/RNR timer.
+pub(crate) const TIMER_RETRANSMIT: u32 = 0;
+/// The deferred kick.
+pub(crate) const TIMER_KICK: u32 = 1;
+
 impl TimerTarget for Qp<RrxeDevice> {
-    fn timer_fired(this: ObjRef<Self>) {
-        this.pipe().send.lock().timer_fired = true;
+    fn timer_fired(this: ObjRef<Self>, id: u32) {
+        if id == TIMER_RETRANSMIT {
+            this.pipe().send.lock().timer_fired = true;
+        }
         kick(&this);
+    }
+}
+
+/// Runs the QP's work now, or as soon as possible when this context may not send packets
+/// (interrupts disabled: a kernel consumer posting under an irqsave lock).
+pub(crate) fn kick_or_defer(qp: &Qp<RrxeDevice>) {
+    if crate::kernel_ext::irqs_disabled() {
+        qp.pipe().kicker.arm(&ObjRef::new(qp), 0);
+    } else {
+        kick(qp);
     }
 }

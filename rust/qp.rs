@@ -31,6 +31,7 @@ use crate::{
         QpInit,
         QpQuery,
         RecvWrChain,
+        SendWr,
         SendWrChain,
         Srq,
         Udata, //
@@ -70,7 +71,18 @@ use crate::{
     },
     proto::{
         psn::Psn,
-        seq::RetryCounter, //
+        seq::RetryCounter,
+        wqe::{
+            SendFlags,
+            WrDetail,
+            WrOpcode, //
+        },
+        wqe_encode::{
+            self,
+            KernelSend,
+            RegWqe,
+            SendData, //
+        },
     },
 };
 use kernel::{
@@ -113,6 +125,8 @@ pub(crate) struct RrxeQp {
     recv_cq: Option<CqRef<RrxeDevice>>,
     /// The SRQ receives come from, instead of `rq`.
     srq: Option<ObjRef<Srq<RrxeDevice>>>,
+    /// Whether a kernel consumer owns the QP (its send ring is not mapped to user space).
+    kernel: bool,
     /// The packet pipeline's state.
     pipe: QpPipe,
 }
@@ -186,6 +200,7 @@ impl RrxeQp {
         init: &mut QpInit<RrxeDevice>,
         mut udata: Option<&mut Udata<'_>>,
     ) -> Result<Self> {
+        let kernel = udata.is_none();
         let qp_type = match init.qp_type {
             Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
             // QP1, for the MAD layer (ib_mad creates it for each port).
@@ -288,6 +303,7 @@ impl RrxeQp {
             send_cq: init.send_cq.take(),
             recv_cq: init.recv_cq.take(),
             srq: init.srq.take(),
+            kernel,
             pipe,
         })
     }
@@ -359,6 +375,7 @@ impl RrxeQp {
             max_rd_atomic: a.max_rd_atomic,
             pd: qp.pd_id(),
             sq_sig_all: qp.sq_sig_all,
+            kernel: qp.kernel,
             src_port: 0xc000 | ((qp.qpn() ^ (qp.qpn() >> 14)) & 0x3fff) as u16,
         }
     }
@@ -556,9 +573,13 @@ impl RrxeQp {
     }
 
     /// Kernel send work requests. Below RTS they fail (`EINVAL`); in ERR/SQE each completes with
-    /// `IB_WC_WR_FLUSH_ERR` (what `ib_drain_sq` waits for). Sending needs the packet pipeline,
-    /// which is not there yet (`EOPNOTSUPP`).
-    pub(crate) fn post_send(qp: &Qp<RrxeDevice>, wrs: &mut SendWrChain<'_>) -> Result {
+    /// `IB_WC_WR_FLUSH_ERR` (what `ib_drain_sq` waits for). In RTS/SQD each is written to the
+    /// send ring in the rxe WQE format and the pipeline runs (or is scheduled, if this context
+    /// has interrupts disabled). `ENOMEM` when the send queue is full.
+    pub(crate) fn post_send(
+        qp: &Qp<RrxeDevice>,
+        wrs: &mut SendWrChain<'_, '_, RrxeDevice>,
+    ) -> Result {
         match qp.state() {
             QpState::Reset | QpState::Init | QpState::Rtr => Err(EINVAL),
             QpState::Err | QpState::Sqe => {
@@ -572,12 +593,82 @@ impl RrxeQp {
                 Ok(())
             }
             QpState::Rts | QpState::Sqd => {
-                if wrs.next().is_some() {
-                    return Err(eopnotsupp());
+                let mut r = Ok(());
+                for wr in wrs {
+                    r = wr.and_then(|wr| qp.enqueue_kernel_send(&wr));
+                    if r.is_err() {
+                        break;
+                    }
                 }
-                Ok(())
+                crate::pipeline::kick_or_defer(qp);
+                r
             }
         }
+    }
+
+    /// Encodes one kernel send work request into the send ring.
+    fn enqueue_kernel_send(&self, wr: &SendWr<'_, RrxeDevice>) -> Result {
+        let mut slot = [0u8; 1024];
+        let mut sq = self.sq.lock();
+        let elem = sq.ring.elem_size().min(slot.len());
+        let slot = &mut slot[..elem];
+        if let Some(reg) = &wr.reg {
+            let r = RegWqe {
+                wr_id: wr.wr_id,
+                flags: wr.send_flags,
+                mr_index: reg.mr.index(),
+                key: reg.key,
+                access: reg.access,
+            };
+            wqe_encode::encode_reg_wqe(slot, &r).map_err(|_| EINVAL)?;
+            return sq.ring.push_local(slot);
+        }
+        let opcode = WrOpcode::from_raw(wr.opcode).ok_or_else(eopnotsupp)?;
+        let detail = match opcode {
+            WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm | WrOpcode::RdmaRead => {
+                WrDetail::Rdma { rkey: wr.rkey }
+            }
+            WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd => WrDetail::Atomic {
+                compare_add: wr.compare_add,
+                swap: wr.swap,
+                rkey: wr.rkey,
+            },
+            _ => match &wr.ud {
+                Some(u) => WrDetail::Ud {
+                    remote_qpn: u.remote_qpn,
+                    remote_qkey: u.remote_qkey,
+                    pkey_index: u.pkey_index,
+                    ah_num: u.ah.num(),
+                },
+                None => WrDetail::None,
+            },
+        };
+        // Inline data is copied now: the consumer may reuse its buffer once this returns.
+        let mut inline = [0u8; crate::proto::ring::MAX_INLINE_DATA as usize];
+        let data = if wr.send_flags & SendFlags::INLINE != 0 {
+            let mut len = 0usize;
+            for sge in wr.sges.as_slice() {
+                let n = sge.length as usize;
+                let dst = inline.get_mut(len..len + n).ok_or(EINVAL)?;
+                crate::mm::kernel_read(sge.addr, dst)?;
+                len += n;
+            }
+            SendData::Inline(&inline[..len])
+        } else {
+            SendData::Sges(wr.sges.as_slice())
+        };
+        let s = KernelSend {
+            wr_id: wr.wr_id,
+            opcode,
+            flags: wr.send_flags,
+            ex: wr.ex,
+            remote_addr: wr.remote_addr,
+            detail,
+            data,
+        };
+        wqe_encode::encode_send_wqe(slot, &s, self.cap.max_send_sge, self.cap.max_inline_data)
+            .map_err(|_| EINVAL)?;
+        sq.ring.push_local(slot)
     }
 
     /// Kernel receive work requests: written to the receive ring in librxe's WQE format (the

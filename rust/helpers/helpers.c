@@ -355,3 +355,8 @@ int rrxe_helper_skb_pull(struct sk_buff *skb, unsigned int len)
 {
 	return skb_pull(skb, len) ? 0 : -EINVAL;
 }
+
+bool rrxe_helper_irqs_disabled(void)
+{
+	return irqs_disabled();
+}

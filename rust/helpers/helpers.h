@@ -106,6 +106,8 @@ void rrxe_helper_for_each_netdev(struct net *net, void (*fn)(struct net_device *
 				 void *ctx);
 int rrxe_helper_skb_pull(struct sk_buff *skb, unsigned int len);
 
+bool rrxe_helper_irqs_disabled(void);
+
 /* timers */
 struct timer_list;
 void rrxe_helper_timer_setup(struct timer_list *t, void (*fn)(struct timer_list *));

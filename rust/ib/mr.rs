@@ -98,6 +98,17 @@ impl<T: DeviceOps> Mr<T> {
         unsafe { (*self.ib.get()).pd as usize }
     }
 
+    /// The layout `map_mr_sg` gave a fast-registration MR: first address, length and page
+    /// size (`ib_sg_to_pages` sets them before the registration is posted).
+    pub(crate) fn frwr_layout(&self) -> (u64, u64, u32) {
+        // SAFETY: Plain fields of the registered MR, written by the core in process context
+        // before the consumer posts the registration that reads them.
+        unsafe {
+            let ib = &*self.ib.get();
+            (ib.iova, ib.length, ib.page_size)
+        }
+    }
+
     /// The current local key.
     pub(crate) fn lkey(&self) -> u32 {
         // SAFETY: The MR is registered; `lkey` is a plain field (fast registration rewrites it

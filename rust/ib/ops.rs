@@ -187,7 +187,7 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
 
     /// Posts kernel send work requests. Any context: must not sleep. On error the request the
     /// chain last yielded is reported as `bad_wr`.
-    fn post_send(qp: &Qp<Self>, wrs: &mut SendWrChain<'_>) -> Result;
+    fn post_send(qp: &Qp<Self>, wrs: &mut SendWrChain<'_, '_, Self>) -> Result;
 
     /// Posts kernel receive work requests. Any context: must not sleep.
     fn post_recv(qp: &Qp<Self>, wrs: &mut RecvWrChain<'_>) -> Result;

@@ -21,8 +21,8 @@ use kernel::{
 
 /// What a [`RefTimer`] calls on expiry.
 pub(crate) trait TimerTarget: Counted + Sized + 'static {
-    /// The timer expired (softirq context).
-    fn timer_fired(this: ObjRef<Self>);
+    /// Timer `id` expired (softirq context).
+    fn timer_fired(this: ObjRef<Self>, id: u32);
 }
 
 /// A timer armed with a reference to its target.
@@ -32,6 +32,8 @@ pub(crate) struct RefTimer<O: TimerTarget> {
     timer: Opaque<bindings::timer_list>,
     #[pin]
     armed: SpinLockIrq<Option<ObjRef<O>>>,
+    /// Tells the target which of its timers fired.
+    id: u32,
 }
 
 // SAFETY: The timer list is used through the kernel's own locking; `armed` is locked.
@@ -45,17 +47,18 @@ unsafe extern "C" fn fired<O: TimerTarget>(t: *mut bindings::timer_list) {
     let this = unsafe { &*kernel::container_of!(Opaque::cast_from(t), RefTimer<O>, timer) };
     let target = this.armed.lock().take();
     if let Some(target) = target {
-        O::timer_fired(target);
+        O::timer_fired(target, this.id);
     }
 }
 
 impl<O: TimerTarget> RefTimer<O> {
-    /// An unarmed timer.
-    pub(crate) fn new() -> impl PinInit<Self> {
+    /// An unarmed timer, reported to its target as `id`.
+    pub(crate) fn new(id: u32) -> impl PinInit<Self> {
         pin_init!(Self {
             // SAFETY: `timer_setup` initialises the timer in place.
             timer <- Opaque::ffi_init(|t| unsafe { bindings::rrxe_helper_timer_setup(t, Some(fired::<O>)) }),
             armed <- new_spinlock_irq!(None, "rrxe_timer"),
+            id,
         })
     }
 

@@ -6,6 +6,11 @@
 //! These come from kernel consumers (ULPs), which are trusted to pass valid chains; the values
 //! are still range-checked before the driver uses them.
 
+use super::{
+    srq::Ah,
+    DeviceOps,
+    Mr, //
+};
 use crate::{
     bindings,
     proto::wqe::Sge, //
@@ -62,6 +67,8 @@ pub(crate) struct Wc {
     pub(crate) sl: u8,
     /// Port number.
     pub(crate) port_num: u8,
+    /// The network header of a UD receive with a GRH: 4 (IPv4) or 6 (IPv6); 0 if none.
+    pub(crate) network: u8,
 }
 
 impl Wc {
@@ -79,6 +86,7 @@ impl Wc {
         pkey_index: 0,
         sl: 0,
         port_num: 0,
+        network: 0,
     };
 
     /// Writes the C completion.
@@ -96,6 +104,15 @@ impl Wc {
         c.pkey_index = self.pkey_index;
         c.sl = self.sl;
         c.port_num = self.port_num.into();
+        let net = match self.network {
+            4 => Some(bindings::rdma_network_type_RDMA_NETWORK_IPV4),
+            6 => Some(bindings::rdma_network_type_RDMA_NETWORK_IPV6),
+            _ => None,
+        };
+        if let Some(n) = net {
+            c.network_hdr_type = n as u8;
+            c.wc_flags |= bindings::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE as i32;
+        }
     }
 }
 
@@ -146,11 +163,151 @@ pub(crate) struct RecvWr {
     pub(crate) sges: SgeList,
 }
 
-/// A kernel send work request (what the driver needs of it so far: the id, for flushing; the
-/// packet pipeline adds the rest).
-pub(crate) struct SendWr {
+/// The destination of a kernel UD send.
+pub(crate) struct UdDest<'a, T: DeviceOps> {
+    /// The address handle (of this device: the core checks it).
+    pub(crate) ah: &'a Ah<T>,
+    pub(crate) remote_qpn: u32,
+    pub(crate) remote_qkey: u32,
+    pub(crate) pkey_index: u16,
+}
+
+/// A kernel fast registration (`IB_WR_REG_MR`).
+pub(crate) struct RegMr<'a, T: DeviceOps> {
+    /// The MR (of this device).
+    pub(crate) mr: &'a Mr<T>,
+    pub(crate) key: u32,
+    pub(crate) access: u32,
+}
+
+/// A kernel send work request.
+pub(crate) struct SendWr<'a, T: DeviceOps> {
     /// The work request id.
     pub(crate) wr_id: u64,
+    /// `enum ib_wr_opcode`.
+    pub(crate) opcode: u32,
+    /// `enum ib_send_flags`.
+    pub(crate) send_flags: u32,
+    /// Immediate data (as stored) or the rkey to invalidate.
+    pub(crate) ex: u32,
+    /// Local buffers.
+    pub(crate) sges: SgeList,
+    /// RDMA and atomic operations: the remote address and key.
+    pub(crate) remote_addr: u64,
+    pub(crate) rkey: u32,
+    /// Atomics: compare (or add) and swap operands.
+    pub(crate) compare_add: u64,
+    pub(crate) swap: u64,
+    /// UD and GSI QPs: the destination.
+    pub(crate) ud: Option<UdDest<'a, T>>,
+    /// `IB_WR_REG_MR`.
+    pub(crate) reg: Option<RegMr<'a, T>>,
+}
+
+/// A chain of kernel send work requests of a QP of a `Device<T>`.
+pub(crate) struct SendWrChain<'a, 'b, T: DeviceOps> {
+    inner: &'b mut WrChain<'a, bindings::ib_send_wr>,
+    /// The QP is UD or GSI (its requests are `struct ib_ud_wr`).
+    ud: bool,
+    _t: PhantomData<T>,
+}
+
+impl<'a, 'b, T: DeviceOps> SendWrChain<'a, 'b, T> {
+    /// # Safety
+    ///
+    /// `inner` is the chain posted to a QP of a `Device<T>`; `ud` says whether that QP is UD or
+    /// GSI.
+    pub(super) unsafe fn new(inner: &'b mut WrChain<'a, bindings::ib_send_wr>, ud: bool) -> Self {
+        Self {
+            inner,
+            ud,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: DeviceOps + 'a> Iterator for SendWrChain<'a, '_, T> {
+    type Item = Result<SendWr<'a, T>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let raw = self.inner.next_raw()?;
+        // SAFETY: By the chain's contract `raw` is a valid request for `'a`.
+        let c = unsafe { &*raw };
+        let op = c.opcode;
+        // SAFETY: `sg_list` holds `num_sge` entries (the ULP's contract).
+        let sges = match unsafe { SgeList::copy(c.sg_list, c.num_sge) } {
+            Ok(s) => s,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut wr = SendWr {
+            // SAFETY: As for receive requests.
+            wr_id: unsafe { c.__bindgen_anon_1.wr_id },
+            opcode: op,
+            send_flags: c.send_flags as u32,
+            // SAFETY: Both union members are a 32-bit value.
+            ex: unsafe { c.ex.invalidate_rkey },
+            sges,
+            remote_addr: 0,
+            rkey: 0,
+            compare_add: 0,
+            swap: 0,
+            ud: None,
+            reg: None,
+        };
+        // The request is the first member of the larger structure its opcode (and the QP type)
+        // selects (`rdma_wr()`, `atomic_wr()`, `ud_wr()`, `reg_wr()` in C).
+        match op {
+            bindings::ib_wr_opcode_IB_WR_RDMA_WRITE
+            | bindings::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM
+            | bindings::ib_wr_opcode_IB_WR_RDMA_READ => {
+                // SAFETY: RDMA requests are `struct ib_rdma_wr`.
+                let r = unsafe { &*raw.cast::<bindings::ib_rdma_wr>() };
+                wr.remote_addr = r.remote_addr;
+                wr.rkey = r.rkey;
+            }
+            bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP
+            | bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => {
+                // SAFETY: Atomic requests are `struct ib_atomic_wr`.
+                let a = unsafe { &*raw.cast::<bindings::ib_atomic_wr>() };
+                wr.remote_addr = a.remote_addr;
+                wr.rkey = a.rkey;
+                wr.compare_add = a.compare_add;
+                wr.swap = a.swap;
+            }
+            bindings::ib_wr_opcode_IB_WR_REG_MR => {
+                // SAFETY: Registrations are `struct ib_reg_wr` naming an MR of this device.
+                let r = unsafe { &*raw.cast::<bindings::ib_reg_wr>() };
+                if r.mr.is_null() {
+                    return Some(Err(EINVAL));
+                }
+                wr.reg = Some(RegMr {
+                    // SAFETY: An MR of this `Device<T>`, live while the request is posted.
+                    mr: unsafe { Mr::from_raw(r.mr) },
+                    key: r.key,
+                    access: u32::try_from(r.access).unwrap_or(0),
+                });
+            }
+            bindings::ib_wr_opcode_IB_WR_SEND | bindings::ib_wr_opcode_IB_WR_SEND_WITH_IMM
+                if self.ud =>
+            {
+                // SAFETY: Sends on UD/GSI QPs are `struct ib_ud_wr`.
+                let u = unsafe { &*raw.cast::<bindings::ib_ud_wr>() };
+                if u.ah.is_null() {
+                    return Some(Err(EINVAL));
+                }
+                wr.ud = Some(UdDest {
+                    // SAFETY: An AH of this `Device<T>` (the core checks the PD), live while
+                    // the request is posted.
+                    ah: unsafe { Ah::from_raw(u.ah) },
+                    remote_qpn: u.remote_qpn,
+                    remote_qkey: u.remote_qkey,
+                    pkey_index: u.pkey_index,
+                });
+            }
+            _ => {}
+        }
+        Some(Ok(wr))
+    }
 }
 
 /// A chain of kernel work requests; remembers the one last handed out so the caller can report
@@ -199,23 +356,17 @@ impl Iterator for WrChain<'_, bindings::ib_recv_wr> {
     }
 }
 
-impl Iterator for WrChain<'_, bindings::ib_send_wr> {
-    type Item = Result<SendWr>;
-
-    fn next(&mut self) -> Option<Result<SendWr>> {
+impl<'a> WrChain<'a, bindings::ib_send_wr> {
+    /// The next request, as a raw pointer valid for `'a`.
+    fn next_raw(&mut self) -> Option<*const bindings::ib_send_wr> {
         // SAFETY: By the constructor's contract the chain is valid.
         let c = unsafe { self.next.as_ref() }?;
+        let raw = self.next;
         self.last = self.next;
         self.next = c.next;
-        Some(Ok(SendWr {
-            // SAFETY: As for receive requests.
-            wr_id: unsafe { c.__bindgen_anon_1.wr_id },
-        }))
+        Some(raw)
     }
 }
 
 /// A chain of kernel receive requests.
 pub(crate) type RecvWrChain<'a> = WrChain<'a, bindings::ib_recv_wr>;
-
-/// A chain of kernel send requests.
-pub(crate) type SendWrChain<'a> = WrChain<'a, bindings::ib_send_wr>;

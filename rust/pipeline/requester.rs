@@ -18,6 +18,7 @@ use super::{
 use crate::{
     device::RrxeDevice,
     ib::Qp,
+    mr::RrxeMr,
     proto::{
         cqe::WcStatus,
         hdr::{
@@ -46,6 +47,7 @@ use crate::{
             WrDetail,
             WrOpcode, //
         },
+        wqe_encode,
     },
 };
 use kernel::prelude::*;
@@ -79,6 +81,10 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
             }
             match start_next(qp, snap, &mut st) {
                 Start::Started => {}
+                Start::Finished => {
+                    res.progressed = true;
+                    continue;
+                }
                 Start::Blocked => break,
                 Start::Failed => {
                     res.progressed = true;
@@ -113,6 +119,8 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
 
 enum Start {
     Started,
+    /// A local operation completed without packets.
+    Finished,
     /// Nothing to start (empty queue, window or credits full, fence).
     Blocked,
     /// The WQE was bad and completed in error.
@@ -143,6 +151,29 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
     match qp.sq_read_nth(n, slot) {
         Ok(true) => {}
         _ => return Start::Blocked,
+    }
+    if snap.kernel {
+        if let Some(r) = wqe_encode::parse_reg_wqe(slot) {
+            let ok = qp
+                .device()
+                .lookup_mr((r.mr_index << 8) | (r.key & 0xff), snap.pd)
+                .is_some_and(|mr| RrxeMr::fast_register(&mr, r.access).is_ok());
+            let status = if ok {
+                WcStatus::Success
+            } else {
+                WcStatus::MwBindErr
+            };
+            st.push(Track {
+                wr_id: r.wr_id,
+                opcode: WrOpcode::LocalInv,
+                signaled: snap.sq_sig_all || r.flags & SendFlags::SIGNALED != 0,
+                first_psn: st.psn,
+                last_psn: st.psn,
+                length: 0,
+                done: Some(status.to_raw()),
+            });
+            return if ok { Start::Finished } else { Start::Failed };
+        }
     }
     let parsed = wqe::parse_send_wqe(slot, snap.qp_type, qp.max_send_sge(), qp.max_inline());
     let w = match parsed {
@@ -176,8 +207,22 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
         return Start::Blocked;
     }
     match w.opcode {
-        // Not implemented in the data path yet: local operations, FLUSH, ATOMIC WRITE.
-        WrOpcode::LocalInv | WrOpcode::BindMw | WrOpcode::Flush | WrOpcode::AtomicWrite => {
+        WrOpcode::LocalInv => {
+            let ok = qp
+                .device()
+                .lookup_mr(w.ex, snap.pd)
+                .is_some_and(|mr| mr.invalidate().is_ok());
+            let status = if ok {
+                WcStatus::Success
+            } else {
+                WcStatus::LocProtErr
+            };
+            track.done = Some(status.to_raw());
+            st.push(track);
+            return if ok { Start::Finished } else { Start::Failed };
+        }
+        // Not implemented in the data path yet: memory window binding, FLUSH, ATOMIC WRITE.
+        WrOpcode::BindMw | WrOpcode::Flush | WrOpcode::AtomicWrite => {
             track.done = Some(WcStatus::LocQpOpErr.to_raw());
             st.push(track);
             return Start::Failed;
@@ -302,7 +347,12 @@ fn next_packet(
                     dma_len: w.length,
                 });
             }
-            E::Immdt => h.immdt = Some(Immdt { imm: w.ex }),
+            // `ex` holds the big-endian immediate as stored in memory.
+            E::Immdt => {
+                h.immdt = Some(Immdt {
+                    imm: u32::from_be_bytes(w.ex.to_le_bytes()),
+                })
+            }
             E::Ieth => h.ieth = Some(Ieth { rkey: w.ex }),
             E::Deth => {
                 let qkey = match w.detail {

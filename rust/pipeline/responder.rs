@@ -286,7 +286,10 @@ fn datagram(
     }
     drop(st);
     qp.device().count_recv(payload.len());
-    complete_recv(qp, &c, h.headers.bth.solicited);
+    let network = if grh[20] >> 4 == 4 { 4 } else { 6 };
+    if let Some(cq) = qp.recv_cq() {
+        let _ = RrxeCq::push_net(cq, &c, qp.handle(), h.headers.bth.solicited, network);
+    }
     Ok(())
 }
 
@@ -424,6 +427,9 @@ fn connected(
                     c.wc_flags.0 |= WcFlags::WITH_IMM;
                 }
                 if let Some(i) = h.headers.ieth {
+                    if let Some(mr) = qp.device().lookup_mr(i.rkey, snap.pd) {
+                        let _ = mr.invalidate();
+                    }
                     c.ex = i.rkey;
                     c.wc_flags.0 |= WcFlags::WITH_INV;
                 }

@@ -50,6 +50,8 @@ pub(crate) struct Snapshot {
     /// Protection domain identity.
     pub(crate) pd: usize,
     pub(crate) sq_sig_all: bool,
+    /// A kernel consumer's QP (its ring may hold fast registrations).
+    pub(crate) kernel: bool,
     /// The UDP source port of this QP's packets (RoCEv2 entropy).
     pub(crate) src_port: u16,
 }
@@ -238,6 +240,8 @@ pub(crate) struct QpPipe {
     pub(crate) send: Pin<KBox<SpinLockIrq<SendState>>>,
     pub(crate) recv: Pin<KBox<SpinLockIrq<RecvState>>>,
     pub(crate) timer: Pin<KBox<RefTimer<Qp<RrxeDevice>>>>,
+    /// Runs the QP's work soon, for callers that may not send (interrupts disabled).
+    pub(crate) kicker: Pin<KBox<RefTimer<Qp<RrxeDevice>>>>,
 }
 
 fn zeroed(n: usize) -> Result<KVec<u8>> {
@@ -317,7 +321,8 @@ impl QpPipe {
             inbox: KBox::pin_init(SkbQueue::new(), GFP_KERNEL)?,
             send: KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL)?,
             recv: KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL)?,
-            timer: KBox::pin_init(RefTimer::new(), GFP_KERNEL)?,
+            timer: KBox::pin_init(RefTimer::new(super::TIMER_RETRANSMIT), GFP_KERNEL)?,
+            kicker: KBox::pin_init(RefTimer::new(super::TIMER_KICK), GFP_KERNEL)?,
         })
     }
 }

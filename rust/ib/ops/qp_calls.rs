@@ -100,8 +100,16 @@ impl<T: DeviceOps> Adapter<T> {
             // The user doorbell (librxe's zero-WR POST_SEND write()).
             return from_result(|| T::doorbell(qp).map(|()| 0));
         }
-        // SAFETY: The caller's chain is valid and `bad_wr` writable for this call.
-        unsafe { post_chain(wr, bad_wr, |chain| T::post_send(qp, chain)) }
+        // SAFETY: The QP is created; its type is fixed.
+        let ty = unsafe { (*ibqp).qp_type };
+        let ud = ty == bindings::ib_qp_type_IB_QPT_UD || ty == bindings::ib_qp_type_IB_QPT_GSI;
+        // SAFETY: The caller's chain is valid and `bad_wr` writable for this call; it was posted
+        // to this QP of a `Device<T>`.
+        unsafe {
+            post_chain(wr, bad_wr, |chain| {
+                T::post_send(qp, &mut SendWrChain::new(chain, ud))
+            })
+        }
     }
 
     /// # Safety
