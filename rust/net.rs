@@ -19,7 +19,10 @@ pub(crate) use notifier::{
     NetdevEvents,
     NetdevNotifier, //
 };
-pub(crate) use route::Route4;
+pub(crate) use route::{
+    Route4,
+    Route6, //
+};
 pub(crate) use skb::{
     SkBuff,
     SkbQueue, //

@@ -20,6 +20,8 @@
 #include <net/ip.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
+#include <net/ipv6.h>
+#include <net/ip6_route.h>
 
 #include "helpers.h"
 
@@ -359,4 +361,36 @@ int rrxe_helper_skb_pull(struct sk_buff *skb, unsigned int len)
 bool rrxe_helper_irqs_disabled(void)
 {
 	return irqs_disabled();
+}
+
+struct dst_entry *rrxe_helper_route6(struct sock *sk, struct net_device *ndev, const u8 *saddr,
+				     const u8 *daddr)
+{
+	struct flowi6 fl6 = { .flowi6_oif = ndev->ifindex, .flowi6_proto = IPPROTO_UDP };
+	struct dst_entry *dst;
+
+	memcpy(&fl6.saddr, saddr, sizeof(fl6.saddr));
+	memcpy(&fl6.daddr, daddr, sizeof(fl6.daddr));
+	dst = ip6_dst_lookup_flow(dev_net(ndev), sk, &fl6, NULL);
+	if (!IS_ERR(dst) && dst->error) {
+		dst_release(dst);
+		return ERR_PTR(-EHOSTUNREACH);
+	}
+	return dst;
+}
+
+void rrxe_helper_skb_set_dst6(struct sk_buff *skb, struct dst_entry *dst)
+{
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	skb_dst_set(skb, dst_clone(dst));
+}
+
+struct net *rrxe_helper_dst_net(struct dst_entry *dst)
+{
+	return dev_net(dst->dev);
+}
+
+void rrxe_helper_dst_release(struct dst_entry *dst)
+{
+	dst_release(dst);
 }

@@ -87,6 +87,14 @@ struct net *rrxe_helper_rt_net(struct rtable *rt);
 struct net *rrxe_helper_dev_net(const struct net_device *ndev);
 struct net_device *rrxe_helper_real_dev(struct net_device *ndev);
 
+/* IPv6 routes */
+struct dst_entry;
+struct dst_entry *rrxe_helper_route6(struct sock *sk, struct net_device *ndev, const u8 *saddr,
+				     const u8 *daddr);
+void rrxe_helper_skb_set_dst6(struct sk_buff *skb, struct dst_entry *dst);
+struct net *rrxe_helper_dst_net(struct dst_entry *dst);
+void rrxe_helper_dst_release(struct dst_entry *dst);
+
 /* UDP tunnel sockets */
 struct socket;
 struct sock;

@@ -88,3 +88,71 @@ impl Drop for Route4 {
         unsafe { bindings::rrxe_helper_rt_put(self.rt.as_ptr()) };
     }
 }
+
+/// A held IPv6 route (`struct dst_entry`), released on drop.
+///
+/// # Invariants
+///
+/// `dst` is a valid route holding one reference, which this object owns.
+pub(crate) struct Route6 {
+    dst: NonNull<bindings::dst_entry>,
+}
+
+// SAFETY: A held route may be used and released from any context.
+unsafe impl Send for Route6 {}
+// SAFETY: Shared use only reads it.
+unsafe impl Sync for Route6 {}
+
+impl Route6 {
+    /// Looks up the route from `saddr` to `daddr` out of `ndev`, for packets of the IPv6 tunnel
+    /// socket `sock`. `EHOSTUNREACH` when there is none. Any context.
+    pub(crate) fn lookup<R: super::UdpReceiver>(
+        sock: &super::UdpTunnel<R>,
+        ndev: &NetDevice,
+        saddr: &[u8; 16],
+        daddr: &[u8; 16],
+    ) -> Result<Self> {
+        // SAFETY: The socket and `ndev` are valid; the addresses are 16 bytes each. The helper
+        // returns a held route or an `ERR_PTR`.
+        let dst = unsafe {
+            bindings::rrxe_helper_route6(sock.sk(), ndev.as_raw(), saddr.as_ptr(), daddr.as_ptr())
+        };
+        let dst =
+            kernel::error::from_err_ptr(dst).map_err(|_| crate::kernel_ext::ehostunreach())?;
+        Ok(Self {
+            dst: NonNull::new(dst).ok_or_else(crate::kernel_ext::ehostunreach)?,
+        })
+    }
+
+    /// Attaches the route to `skb`, whose `data` starts at a complete IPv6 header.
+    pub(crate) fn prepare(&self, skb: &mut SkBuff) -> Result {
+        if skb.data().len() < 40 {
+            return Err(EINVAL);
+        }
+        skb.reset_network_header();
+        // SAFETY: The skb is valid and ours; the route is held.
+        unsafe { bindings::rrxe_helper_skb_set_dst6(skb.as_raw(), self.dst.as_ptr()) };
+        Ok(())
+    }
+
+    /// Sends a buffer [`Self::prepare`]d with this route (`ip6_local_out`). Not with interrupts
+    /// disabled.
+    pub(crate) fn output(&self, skb: SkBuff) -> Result {
+        // SAFETY: The route is held; the skb carries a reference to it and is consumed.
+        let ret = unsafe {
+            let net = bindings::rrxe_helper_dst_net(self.dst.as_ptr());
+            bindings::ip6_local_out(net, core::ptr::null_mut(), skb.into_raw())
+        };
+        if ret < 0 {
+            return Err(Error::from_errno(ret));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Route6 {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant we own one reference.
+        unsafe { bindings::rrxe_helper_dst_release(self.dst.as_ptr()) };
+    }
+}

@@ -70,6 +70,13 @@ impl<R: UdpReceiver> UdpTunnel<R> {
     }
 }
 
+impl<R: UdpReceiver> UdpTunnel<R> {
+    /// The socket, for route lookups of the abstraction layer.
+    pub(super) fn sk(&self) -> *mut bindings::sock {
+        self.sk.as_ptr()
+    }
+}
+
 impl<R: UdpReceiver> Drop for UdpTunnel<R> {
     fn drop(&mut self) {
         // SAFETY: By the type invariant the socket is ours and released only here; the UDP
