@@ -44,10 +44,9 @@ use crate::{
     mcast::McastTable,
     mr::RrxeMr,
     mw::RrxeMw,
-    net::UdpTunnel,
     pipeline::{
         DropReason,
-        Receiver, //
+        Tunnels, //
     },
     proto::qp_state::AttrMask,
     qp::RrxeQp,
@@ -93,8 +92,8 @@ pub(crate) struct RrxeDevice {
     mr_table: Pin<KBox<SparseTable<ObjRef<Mr<RrxeDevice>>>>>,
     /// Address vectors by `ah_num`, for UD sends.
     ah_table: Arc<SparseTable<AddressVector>>,
-    /// The UDP port 4791 socket of this device's network namespace (shared by its devices).
-    _tunnel: Arc<UdpTunnel<Receiver>>,
+    /// The UDP port 4791 sockets of this device's network namespace (shared by its devices).
+    tunnels: Arc<Tunnels>,
 }
 
 impl RrxeDevice {
@@ -102,7 +101,7 @@ impl RrxeDevice {
     pub(crate) fn new(
         guid: u64,
         running: bool,
-        tunnel: Arc<UdpTunnel<Receiver>>,
+        tunnels: Arc<Tunnels>,
     ) -> impl PinInit<Self, Error> {
         try_init!(Self {
             guid,
@@ -127,7 +126,7 @@ impl RrxeDevice {
             qp_table: KBox::pin_init(SparseTable::new(limits::MAX_QP_INDEX), GFP_KERNEL)?,
             mr_table: KBox::pin_init(SparseTable::new(limits::MAX_MR_INDEX), GFP_KERNEL)?,
             ah_table: Arc::pin_init(SparseTable::new(limits::MAX_AH), GFP_KERNEL)?,
-            _tunnel: tunnel,
+            tunnels,
         }? Error)
     }
 
@@ -161,10 +160,15 @@ impl RrxeDevice {
         &self.qpns
     }
 
-    /// The UDP tunnel socket of this device, to share with a new device in the same network
+    /// The UDP tunnel sockets of this device, to share with a new device in the same network
     /// namespace.
-    pub(crate) fn tunnel(&self) -> Arc<UdpTunnel<Receiver>> {
-        self._tunnel.clone()
+    pub(crate) fn tunnel(&self) -> Arc<Tunnels> {
+        self.tunnels.clone()
+    }
+
+    /// The UDP tunnel sockets, for IPv6 route lookups.
+    pub(crate) fn tunnels(&self) -> &Tunnels {
+        &self.tunnels
     }
 
     /// The QP with number `qpn`.

@@ -18,8 +18,7 @@ use crate::{
     },
 };
 use crate::{
-    net::UdpTunnel,
-    pipeline::Receiver,
+    pipeline::Tunnels,
     proto::hdr::ROCE_V2_UDP_PORT, //
 };
 use kernel::{
@@ -74,7 +73,7 @@ impl LinkOps for RrxeLink {
 
 /// The UDP port 4791 socket of `ndev`'s network namespace: shared with an rrxe device already
 /// there, else opened. Called under the link lock, so two devices never both open one.
-fn shared_tunnel(ndev: &NetDevice) -> Result<Arc<UdpTunnel<Receiver>>> {
+fn shared_tunnel(ndev: &NetDevice) -> Result<Arc<Tunnels>> {
     let mut found = None;
     ndev.for_each_in_netns(|nd| {
         if found.is_none() {
@@ -86,7 +85,7 @@ fn shared_tunnel(ndev: &NetDevice) -> Result<Arc<UdpTunnel<Receiver>>> {
     if let Some(t) = found {
         return Ok(t);
     }
-    let sock = UdpTunnel::open(ndev, ROCE_V2_UDP_PORT, false).inspect_err(|e| {
+    let sock = Tunnels::open(ndev).inspect_err(|e| {
         pr_err!(
             "cannot open UDP port {} in the namespace of {}: {:?}\n",
             ROCE_V2_UDP_PORT,

@@ -17,6 +17,7 @@ mod recv;
 mod requester;
 mod responder;
 pub(crate) mod state;
+mod tunnel;
 mod xmit;
 
 use crate::{
@@ -37,6 +38,7 @@ use crate::{
 use kernel::prelude::*;
 
 pub(crate) use recv::Receiver;
+pub(crate) use tunnel::Tunnels;
 
 /// Packets built per batch before they are sent.
 pub(crate) const OUTBOX: usize = 16;

@@ -12,10 +12,12 @@ use crate::{
     device::RrxeDevice,
     ib::{
         AddressVector,
-        Device, //
+        Device,
+        NetworkType, //
     },
     net::{
         Route4,
+        Route6,
         SkBuff, //
     },
     proto::{
@@ -37,6 +39,8 @@ const HEADROOM: usize = 40 + 8;
 
 /// `ETH_P_IP`.
 const ETH_P_IP: u16 = 0x0800;
+/// `ETH_P_IPV6`.
+const ETH_P_IPV6: u16 = 0x86dd;
 
 /// Builds a packet with headers `h` and `payload` bytes that `fill` writes.
 pub(crate) fn build(
@@ -75,17 +79,73 @@ pub(crate) fn send(dev: &Device<RrxeDevice>, item: TxItem) {
         return;
     }
     let r = match av.network {
-        crate::ib::NetworkType::Ipv4 => send_ipv4(dev, &mut skb, &av, src_port).map(|rt| (rt, skb)),
-        crate::ib::NetworkType::Ipv6 => Err(crate::kernel_ext::eopnotsupp()),
+        NetworkType::Ipv4 => send_ipv4(dev, &mut skb, &av, src_port).and_then(|rt| rt.output(skb)),
+        NetworkType::Ipv6 => send_ipv6(dev, &mut skb, &av, src_port).and_then(|rt| rt.output(skb)),
     };
-    match r {
-        Ok((rt, skb)) => {
-            if rt.output(skb).is_err() {
-                dev.count_send_err();
-            }
-        }
-        Err(_) => dev.count_send_err(),
+    if r.is_err() {
+        dev.count_send_err();
     }
+}
+
+/// Pushes the UDP header (checksum 0, as RoCEv2 senders do).
+fn push_udp(skb: &mut SkBuff, src_port: u16) -> Result {
+    let udp_len = u16::try_from(skb.len() + 8).map_err(|_| EINVAL)?;
+    let udp = skb.push(8).ok_or(ENOMEM)?;
+    udp[0..2].copy_from_slice(&src_port.to_be_bytes());
+    udp[2..4].copy_from_slice(&ROCE_V2_UDP_PORT.to_be_bytes());
+    udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
+    skb.reset_transport_header();
+    Ok(())
+}
+
+/// Writes the ICRC over the final headers: `l3` bytes of IP header, then UDP, then the rest.
+fn write_icrc(skb: &mut SkBuff, l3: usize) -> Result {
+    let data = skb.data_mut();
+    let (hdrs, rest) = data.split_at_mut_checked(l3 + 8).ok_or(EINVAL)?;
+    let covered = rest.len().checked_sub(ICRC_LEN).ok_or(EINVAL)?;
+    let udp: &[u8; 8] = hdrs[l3..].try_into().map_err(|_| EINVAL)?;
+    let crc = if l3 == 20 {
+        let ip: &[u8; 20] = hdrs[..20].try_into().map_err(|_| EINVAL)?;
+        icrc::icrc_ipv4(ip, udp, &rest[..covered])
+    } else {
+        let ip: &[u8; 40] = hdrs[..40].try_into().map_err(|_| EINVAL)?;
+        icrc::icrc_ipv6(ip, udp, &rest[..covered])
+    };
+    rest[covered..].copy_from_slice(&icrc::icrc_to_wire(crc));
+    Ok(())
+}
+
+/// Pushes UDP and IPv6 headers, routes, and writes the ICRC.
+fn send_ipv6(
+    dev: &Device<RrxeDevice>,
+    skb: &mut SkBuff,
+    av: &AddressVector,
+    src_port: u16,
+) -> Result<Route6> {
+    let sock = dev
+        .tunnels()
+        .v6()
+        .ok_or(crate::kernel_ext::ehostunreach())?;
+    let rt = dev
+        .with_netdev(|nd| Route6::lookup(sock, nd, &av.sgid, &av.dgid))
+        .ok_or(ENODEV)??;
+    push_udp(skb, src_port)?;
+    let payload = u16::try_from(skb.len()).map_err(|_| EINVAL)?;
+    {
+        let ip = skb.push(40).ok_or(ENOMEM)?;
+        let flow = av.flow_label & 0xf_ffff;
+        let word = (6u32 << 28) | (u32::from(av.traffic_class) << 20) | flow;
+        ip[0..4].copy_from_slice(&word.to_be_bytes());
+        ip[4..6].copy_from_slice(&payload.to_be_bytes());
+        ip[6] = 17;
+        ip[7] = if av.hop_limit == 0 { 64 } else { av.hop_limit };
+        ip[8..24].copy_from_slice(&av.sgid);
+        ip[24..40].copy_from_slice(&av.dgid);
+    }
+    skb.set_protocol(ETH_P_IPV6);
+    rt.prepare(skb)?;
+    write_icrc(skb, 40)?;
+    Ok(rt)
 }
 
 /// The IPv4 address of an IPv4-mapped GID.
@@ -104,14 +164,7 @@ fn send_ipv4(
     let rt = dev
         .with_netdev(|nd| Route4::lookup(nd, saddr, daddr))
         .ok_or(ENODEV)??;
-    let udp_len = u16::try_from(skb.len() + 8).map_err(|_| EINVAL)?;
-    {
-        let udp = skb.push(8).ok_or(ENOMEM)?;
-        udp[0..2].copy_from_slice(&src_port.to_be_bytes());
-        udp[2..4].copy_from_slice(&ROCE_V2_UDP_PORT.to_be_bytes());
-        udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
-    }
-    skb.reset_transport_header();
+    push_udp(skb, src_port)?;
     let total = u16::try_from(skb.len() + 20).map_err(|_| EINVAL)?;
     {
         let ip = skb.push(20).ok_or(ENOMEM)?;
@@ -128,14 +181,6 @@ fn send_ipv4(
     skb.set_protocol(ETH_P_IP);
     rt.prepare(skb)?;
     // The ICRC covers the final IP header (identification included).
-    let data = skb.data_mut();
-    let n = data.len();
-    let (hdrs, rest) = data.split_at_mut(28);
-    let ip: &[u8; 20] = hdrs[..20].try_into().map_err(|_| EINVAL)?;
-    let udp: &[u8; 8] = hdrs[20..28].try_into().map_err(|_| EINVAL)?;
-    let covered = rest.len().checked_sub(ICRC_LEN).ok_or(EINVAL)?;
-    let crc = icrc::icrc_ipv4(ip, udp, &rest[..covered]);
-    rest[covered..].copy_from_slice(&icrc::icrc_to_wire(crc));
-    let _ = n;
+    write_icrc(skb, 20)?;
     Ok(rt)
 }

@@ -34,6 +34,12 @@ run_pp rc_big ibv_rc_pingpong -c -n 20 -s 65536 -m 1024
 run_pp uc ibv_uc_pingpong -c -n 200 -s 1024
 run_pp ud ibv_ud_pingpong -c -n 200 -s 1024
 run_pp srq ibv_srq_pingpong -c -n 50 -s 1024 -q 4
+# The same over the IPv6 link-local GID (RoCEv2 over IPv6).
+gid4=$gidx
+gidx=$(gid_index "$DEV" fe80) || fail "no IPv6 GID"
+run_pp rc6 ibv_rc_pingpong -c -n 50 -s 4096
+run_pp ud6 ibv_ud_pingpong -c -n 50 -s 1024
+gidx=$gid4
 
 # Teardown under traffic: delete the device while an RC transfer runs, then kill both sides
 # (their QPs, MRs and CQs are destroyed with packets in flight). The device must go away and
