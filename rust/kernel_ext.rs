@@ -9,6 +9,7 @@ mod link_lock;
 mod module_watch;
 mod notifier;
 mod random;
+mod trace;
 
 pub(crate) use errno::{
     ehostunreach,
@@ -27,3 +28,4 @@ pub(crate) use notifier::{
     NotifierHandler, //
 };
 pub(crate) use random::random_u8;
+pub(crate) use trace::trace_drop;

@@ -24,12 +24,15 @@ use crate::{
     device::RrxeDevice,
     ib::{
         AddressVector,
+        Device,
         ObjRef,
         Qp,
         TimerTarget, //
     },
+    kernel_ext::trace_drop,
     net::SkBuff,
     proto::{
+        hdr::Bth,
         packet,
         qp_state::local_ack_timeout_ns, //
     },
@@ -74,6 +77,35 @@ pub(crate) enum DropReason {
     StaleResponse,
     /// Multicast delivery is not implemented.
     Multicast,
+}
+
+impl DropReason {
+    /// The reason's name, as its counter (`drop_<name>`) and the tracepoint report it.
+    pub(crate) fn name(self) -> &'static CStr {
+        match self {
+            Self::Malformed => c"malformed",
+            Self::BadIcrc => c"bad_icrc",
+            Self::UnknownQp => c"unknown_qp",
+            Self::QpState => c"qp_state",
+            Self::OpcodeForQpType => c"opcode_for_qp_type",
+            Self::OpcodeSequence => c"opcode_sequence",
+            Self::PsnOutOfWindow => c"psn_out_of_window",
+            Self::Duplicate => c"duplicate",
+            Self::BadQkey => c"bad_qkey",
+            Self::LengthError => c"length_error",
+            Self::BadRkey => c"bad_rkey",
+            Self::NoReceiveWqe => c"no_receive_wqe",
+            Self::StaleResponse => c"stale_response",
+            Self::Multicast => c"multicast",
+        }
+    }
+}
+
+/// Counts a dropped packet and traces it (`rrxe:rrxe_drop`) with what is known of its BTH.
+pub(crate) fn drop_packet(dev: &Device<RrxeDevice>, reason: DropReason, bth: Option<&Bth>) {
+    dev.count_drop(reason);
+    let (qpn, psn, op) = bth.map_or((0, 0, 0), |b| (b.dest_qpn, b.psn.value(), b.opcode.0));
+    trace_drop(dev.name(), qpn, psn, op, reason.name());
 }
 
 /// A packet ready to send: `skb` holds BTH through ICRC.
@@ -177,22 +209,23 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &state::Snapshot, skb: &mut SkBuff, out: &m
     grh.copy_from_slice(&skb.cb()[..responder::GRH_LEN]);
     let data = skb.data();
     let Ok(h) = packet::parse_headers(data) else {
-        qp.device().count_drop(DropReason::Malformed);
+        drop_packet(qp.device(), DropReason::Malformed, None);
         return false;
     };
+    let bth = h.headers.bth;
     let Some(payload) = data.get(h.payload_offset..h.payload_offset + h.payload_len) else {
-        qp.device().count_drop(DropReason::Malformed);
+        drop_packet(qp.device(), DropReason::Malformed, Some(&bth));
         return false;
     };
     if h.info.is_request {
         if let Err(reason) = responder::on_request(qp, snap, &h, payload, &grh, out) {
-            qp.device().count_drop(reason);
+            drop_packet(qp.device(), reason, Some(&bth));
         }
         false
     } else {
         let c = completer::on_response(qp, snap, &h, payload);
         if c.dropped {
-            qp.device().count_drop(DropReason::StaleResponse);
+            drop_packet(qp.device(), DropReason::StaleResponse, Some(&bth));
         }
         c.fatal
     }

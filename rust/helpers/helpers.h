@@ -116,6 +116,9 @@ int rrxe_helper_skb_pull(struct sk_buff *skb, unsigned int len);
 
 bool rrxe_helper_irqs_disabled(void);
 
+/* tracepoints (rrxe_trace.h) */
+void rrxe_helper_trace_drop(const char *dev, u32 qpn, u32 psn, u8 opcode, const char *reason);
+
 /* timers */
 struct timer_list;
 void rrxe_helper_timer_setup(struct timer_list *t, void (*fn)(struct timer_list *));

@@ -6,6 +6,7 @@
 //! counted drop with its reason.
 
 use super::{
+    drop_packet,
     kick,
     responder::GRH_LEN,
     DropReason, //
@@ -47,7 +48,7 @@ impl UdpReceiver for Receiver {
         };
         match strip_ip_udp(&mut skb) {
             Ok(grh) => deliver(&dev, skb, &grh),
-            Err(reason) => dev.count_drop(reason),
+            Err(reason) => drop_packet(&dev, reason, None),
         }
     }
 }
@@ -130,14 +131,15 @@ pub(crate) fn loopback(dev: &Device<RrxeDevice>, skb: SkBuff, av: &AddressVector
 fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN]) {
     let parsed = match packet::parse_headers(skb.data()) {
         Ok(p) => p,
-        Err(_) => return dev.count_drop(DropReason::Malformed),
+        Err(_) => return drop_packet(dev, DropReason::Malformed, None),
     };
+    let bth = parsed.headers.bth;
     let qpn = parsed.headers.bth.dest_qpn;
     if qpn == MULTICAST_QPN {
-        return dev.count_drop(DropReason::Multicast);
+        return drop_packet(dev, DropReason::Multicast, Some(&bth));
     }
     let Some(qp) = dev.lookup_qp(qpn) else {
-        return dev.count_drop(DropReason::UnknownQp);
+        return drop_packet(dev, DropReason::UnknownQp, Some(&bth));
     };
     skb.cb()[..GRH_LEN].copy_from_slice(grh);
     dev.count_rcvd_pkt();
