@@ -16,6 +16,8 @@ mod icrc_vectors;
 #[cfg(test)]
 mod tests_cqe;
 #[cfg(test)]
+mod tests_fuzz;
+#[cfg(test)]
 mod tests_hdr;
 #[cfg(test)]
 mod tests_icrc;
