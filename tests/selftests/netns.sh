@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Over a real wire: two network namespaces, rra and rrb, joined by a veth pair (va, vb), one
+# device per namespace (${DEV}a on va, ${DEV}b on vb). RDMA devices are shared across
+# namespaces by default, so both are visible everywhere; the server runs in rra on ${DEV}a,
+# the client in rrb on ${DEV}b, and every packet (RoCE and the TCP exchange) crosses the veth.
+# Runs ibv_rc_pingpong with data checking (up to 64 KiB messages), ibv_uc_pingpong and
+# ibv_ud_pingpong (data checked), ib_write_bw, ib_read_bw and ib_send_bw at 64 KiB; then,
+# with netem losing, reordering, duplicating and delaying packets both ways, ibv_rc_pingpong
+# must still deliver every byte intact (UC/UD may legitimately stall under loss: not run).
+# After the first RC run every run is made; the test fails naming the runs that did not pass.
+# NETNS_BUDGET (seconds, default 280) bounds the whole test: the netem run is given what is left.
+. "$(dirname "$0")/lib.sh"
+A=rra B=rrb
+ADDR_A=192.168.77.1 ADDR_B=192.168.77.2
+srv=
+failed=()
+
+# The device's counters as diagnostics, six per line.
+stats() {
+	timeout 10 rdma statistic show link "$1/1" 2>&1 | awk -v d="$1" '
+		$1 == "link" {
+			s = ""
+			for (i = 3; i < NF; i += 2) {
+				s = s " " $i "=" $(i + 1)
+				if (++n % 6 == 0) { print "# " d " stats:" s; s = "" }
+			}
+			if (s != "") print "# " d " stats:" s
+			next
+		}
+		{ print "# " d " stats: " $0 }'
+}
+cleanup() {
+	local d
+	[ -n "$srv" ] && kill "$srv" 2>/dev/null
+	for d in "${DEV}a" "${DEV}b"; do
+		dev_exists "$d" && stats "$d"
+	done
+	for d in "${DEV}a" "${DEV}b"; do
+		dev_exists "$d" && timeout 30 rdma link delete "$d"
+	done
+	ip netns del $A 2>/dev/null
+	ip netns del $B 2>/dev/null
+	cleanup_driver
+}
+trap cleanup EXIT
+
+modprobe veth || skip "no veth"
+modprobe ib_uverbs
+ip netns del $A 2>/dev/null
+ip netns del $B 2>/dev/null
+ip link del va 2>/dev/null
+ip netns add $A || skip "ip netns add failed"
+check "netns $B" ip netns add $B
+check "veth pair" ip link add va type veth peer name vb
+check "va to $A" ip link set va netns $A
+check "vb to $B" ip link set vb netns $B
+check "va address" ip -n $A addr add $ADDR_A/24 dev va
+check "vb address" ip -n $B addr add $ADDR_B/24 dev vb
+for ns in $A $B; do
+	ip -n $ns link set lo up
+done
+check "va up" ip -n $A link set va up
+check "vb up" ip -n $B link set vb up
+diag "rdma system: $(timeout 10 rdma system show 2>&1 | tr '\n' ' ')"
+check "add ${DEV}a in $A" ip netns exec $A timeout 30 rdma link add "${DEV}a" type "$TYPE" netdev va
+check "add ${DEV}b in $B" ip netns exec $B timeout 30 rdma link add "${DEV}b" type "$TYPE" netdev vb
+check "${DEV}a visible in the initial namespace" dev_exists "${DEV}a"
+check "${DEV}b visible in the initial namespace" dev_exists "${DEV}b"
+port_active() { grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state"; }
+check "${DEV}a port ACTIVE" wait_for 20 port_active "${DEV}a"
+check "${DEV}b port ACTIVE" wait_for 20 port_active "${DEV}b"
+ga=$(wait_for 20 gid_index "${DEV}a" ffff:c0a8:4d01) || fail "no IPv4 GID on ${DEV}a"
+gb=$(wait_for 20 gid_index "${DEV}b" ffff:c0a8:4d02) || fail "no IPv4 GID on ${DEV}b"
+diag "GID index ${DEV}a $ga, ${DEV}b $gb"
+
+out=$(mktemp -d /tmp/netns.XXXXXX)
+port=18800
+listening() { timeout 10 ip netns exec $A ss -ltn 2>/dev/null | grep -q ":$1 "; }
+srv_gone() { ! kill -0 "$srv" 2>/dev/null; }
+# xrun NAME TMO GIDOPT CMD...: CMD as server in $A on ${DEV}a and as client in $B on ${DEV}b
+# connecting to $ADDR_A; both must exit 0 (GIDOPT: -g for the pingpongs, -x for perftest).
+xrun() {
+	local name=$1 tmo=$2 gopt=$3 rc src
+	shift 3
+	port=$((port + 1))
+	ip netns exec $A timeout "$tmo" "$@" -d "${DEV}a" "$gopt" "$ga" -p $port \
+		>"$out/$name.srv" 2>&1 &
+	srv=$!
+	wait_for 15 listening $port || diag "$name: server not listening after 15 s"
+	ip netns exec $B timeout "$tmo" "$@" -d "${DEV}b" "$gopt" "$gb" -p $port $ADDR_A \
+		>"$out/$name.cli" 2>&1
+	rc=$?
+	# The server normally ends with the client: do not wait out its timeout when it hangs.
+	wait_for 10 srv_gone || diag "$name: server still running 10 s after the client, killed"
+	kill "$srv" 2>/dev/null
+	wait "$srv"
+	src=$?
+	srv=
+	if [ $rc -eq 0 ] && [ $src -eq 0 ]; then
+		grep -v -E '^ *-+ *$|^ *$' "$out/$name.cli" | tail -2 | sed "s/^/# $name client: /"
+		return 0
+	fi
+	diag "$name: FAILED (client exit $rc, server exit $src; 124 = timed out)"
+	grep -v -E '^ *-+ *$|^ *$' "$out/$name.cli" | tail -6 | sed "s/^/# $name client: /"
+	grep -v -E '^ *-+ *$|^ *$' "$out/$name.srv" | tail -6 | sed "s/^/# $name server: /"
+	failed+=("$name")
+	return 1
+}
+
+# Without RC across the wire nothing else can work: stop at once.
+xrun rc 30 -g ibv_rc_pingpong -c -n 200 -s 4096 || fail "rc: RC across the veth"
+xrun rc_small 30 -g ibv_rc_pingpong -c -n 200 -s 64
+xrun rc_big 60 -g ibv_rc_pingpong -c -n 20 -s 65536 -m 1024
+xrun uc 30 -g ibv_uc_pingpong -c -n 200 -s 1024
+xrun ud 30 -g ibv_ud_pingpong -c -n 200 -s 1024
+for tool in ib_write_bw ib_read_bw ib_send_bw; do
+	xrun "$tool" 60 -x $tool -s 65536 -n 50 -F --report_gbits
+done
+
+NETEM="netem loss 2% reorder 25% 50% duplicate 2% delay 1ms"
+if [ ${#failed[@]} -gt 0 ]; then
+	diag "netem part not run: transfers without loss failed already"
+elif ! command -v tc >/dev/null; then
+	diag "no tc: netem part not run"
+elif ! modprobe sch_netem; then
+	diag "no sch_netem: netem part not run"
+elif ! ip netns exec $A timeout 10 tc qdisc add dev va root $NETEM ||
+	! ip netns exec $B timeout 10 tc qdisc add dev vb root $NETEM; then
+	diag "netem qdisc refused: netem part not run"
+else
+	left=$((${NETNS_BUDGET:-280} - SECONDS - 15))
+	[ $left -gt 180 ] && left=180
+	if [ $left -lt 60 ]; then
+		diag "netem rc: not run, only $left s left of the time budget"
+		failed+=("rc_netem (not run)")
+	else
+		diag "netem on va and vb: $(ip netns exec $A timeout 10 tc qdisc show dev va | head -1)"
+		t0=$SECONDS
+		xrun rc_netem $left -g ibv_rc_pingpong -c -n 500 -s 4096 &&
+			diag "rc_netem: 500 x 4096 B data-checked in $((SECONDS - t0)) s"
+	fi
+fi
+rm -rf "$out"
+if [ ${#failed[@]} -gt 0 ]; then
+	fail "$(printf '%s, ' "${failed[@]}" | sed 's/, $//')"
+fi
+exit 0
