@@ -202,6 +202,15 @@ impl RrxeDevice {
         self.counters.add(Counter::SentBytes, u64::from(bytes));
     }
 
+    /// Counts a message of `npkts` packets and `bytes` bytes delivered directly (loopback).
+    pub(crate) fn count_direct(&self, npkts: u32, bytes: u32) {
+        let n = u64::from(npkts);
+        self.counters.add(Counter::SentPkts, n);
+        self.counters.add(Counter::RcvdPkts, n);
+        self.counters.add(Counter::SentBytes, u64::from(bytes));
+        self.counters.add(Counter::RcvdBytes, u64::from(bytes));
+    }
+
     /// Counts a packet handed to the network or to loopback.
     pub(crate) fn count_sent_pkt(&self) {
         self.counters.inc(Counter::SentPkts);

@@ -11,9 +11,11 @@ mod pages;
 mod user_buf;
 
 pub(crate) use pages::{
+    copy_span,
     kernel_atomic_u64,
     kernel_read,
     kernel_write,
-    PinnedPages, //
+    PinnedPages,
+    Span, //
 };
 pub(crate) use user_buf::UserBuf;

@@ -14,6 +14,7 @@ use crate::{
     },
     index::PoolIndex,
     kernel_ext::random_u8,
+    mm::Span,
 };
 use crate::{
     limits,
@@ -209,6 +210,18 @@ impl RrxeMr {
             pos = pos.saturating_add(n as u64);
         }
         Ok(())
+    }
+
+    /// The memory of `[va, va + len)` as one side of a direct copy; `EFAULT` outside the
+    /// region, `EINVAL` for fast-registration MRs (their pages are copied through the packet
+    /// path).
+    pub(crate) fn span(&self, va: u64, len: usize) -> Result<Span<'_>> {
+        let off = self.offset(va, len)?;
+        match &self.kind {
+            MrKind::User { umem } => Ok(Span::Pinned(umem.pages(), off as usize)),
+            MrKind::Dma => Ok(Span::Kernel(va)),
+            MrKind::FastReg { .. } => Err(EINVAL),
+        }
     }
 
     /// Copies `dst.len()` bytes at address `va` of the region into `dst`.

@@ -11,6 +11,7 @@
 //! with interrupts disabled), in batches of up to [`OUTBOX`].
 
 mod completer;
+mod direct;
 mod gate;
 mod mem;
 mod recv;

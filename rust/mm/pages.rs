@@ -196,3 +196,80 @@ pub(crate) fn kernel_atomic_u64<R>(addr: u64, f: impl FnOnce(&AtomicU64) -> R) -
         Ok(r)
     }
 }
+
+/// One side of a direct memory-to-memory copy.
+#[derive(Clone, Copy)]
+pub(crate) enum Span<'a> {
+    /// Bytes from `off` of pinned pages.
+    Pinned(&'a PinnedPages, usize),
+    /// Kernel virtual memory of the direct map from this address (posted by a kernel verbs
+    /// consumer, as for [`kernel_read`]).
+    Kernel(u64),
+}
+
+impl Span<'_> {
+    /// The page and offset in it of byte `at` of the span.
+    fn page_at(&self, at: usize) -> Result<(*mut bindings::page, usize)> {
+        match *self {
+            Span::Pinned(p, off) => {
+                let o = off.checked_add(at).ok_or(EFAULT)?;
+                if o >= p.len {
+                    return Err(EFAULT);
+                }
+                let pos = p.first_off + o;
+                let page = *p.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
+                Ok((page as *mut bindings::page, pos % PAGE_SIZE))
+            }
+            Span::Kernel(addr) => {
+                let a = usize::try_from(addr)
+                    .ok()
+                    .and_then(|a| a.checked_add(at))
+                    .ok_or(EFAULT)?;
+                Ok((direct_map_page(a)?, a % PAGE_SIZE))
+            }
+        }
+    }
+
+    /// Checks that `len` bytes of the span exist.
+    fn check(&self, len: usize) -> Result {
+        match *self {
+            Span::Pinned(p, off) => {
+                if off.checked_add(len).is_none_or(|e| e > p.len) {
+                    return Err(EFAULT);
+                }
+                Ok(())
+            }
+            Span::Kernel(addr) => {
+                usize::try_from(addr)
+                    .ok()
+                    .and_then(|a| a.checked_add(len))
+                    .ok_or(EFAULT)?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Copies `len` bytes from `src` to `dst` directly, page by page (one copy, no bounce buffer).
+pub(crate) fn copy_span(dst: Span<'_>, src: Span<'_>, len: usize) -> Result {
+    dst.check(len)?;
+    src.check(len)?;
+    let mut done = 0;
+    while done < len {
+        let (sp, so) = src.page_at(done)?;
+        let (dp, dof) = dst.page_at(done)?;
+        let n = (PAGE_SIZE - so).min(PAGE_SIZE - dof).min(len - done);
+        // SAFETY: Both pages are valid for the call (pinned by their owner's invariant, or
+        // direct-map pages of a kernel consumer's posted buffer); each range stays inside its
+        // page; the mappings are local to this block and released in reverse order.
+        unsafe {
+            let s = bindings::rrxe_helper_kmap_local(sp).cast::<u8>();
+            let d = bindings::rrxe_helper_kmap_local(dp).cast::<u8>();
+            core::ptr::copy(s.add(so), d.add(dof), n);
+            bindings::rrxe_helper_kunmap_local(d.cast());
+            bindings::rrxe_helper_kunmap_local(s.cast());
+        }
+        done += n;
+    }
+    Ok(())
+}

@@ -80,7 +80,17 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
                 break;
             }
             match start_next(qp, snap, &mut st) {
-                Start::Started => {}
+                Start::Started => match super::direct::try_message(qp, snap, &mut st) {
+                    Some(ok) => {
+                        res.progressed = true;
+                        if !ok {
+                            res.fatal = true;
+                            break;
+                        }
+                        continue;
+                    }
+                    None => {}
+                },
                 Start::Finished => {
                     res.progressed = true;
                     continue;

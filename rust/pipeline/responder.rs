@@ -202,6 +202,10 @@ fn complete_recv(qp: &Qp<RrxeDevice>, c: &Cqe, solicited: bool) {
 
 /// Takes the next receive WQE into `st` (its SGEs into `st.sges`). `None` when there is none.
 fn take_recv(qp: &Qp<RrxeDevice>, st: &mut RecvState) -> Option<(u64, u32)> {
+    // A WQE the direct loopback path took and then left to packets.
+    if let Some(taken) = st.direct_recv.take() {
+        return Some(taken);
+    }
     let RecvState { slot, sges, .. } = st;
     let max_sge = qp.rq_take(slot)?;
     let r = wqe::parse_recv_wqe(slot, max_sge).ok()?;

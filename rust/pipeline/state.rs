@@ -231,6 +231,8 @@ pub(crate) struct RecvState {
     pub(crate) ack_due: Option<Psn>,
     /// The slot of a receive WQE being read.
     pub(crate) slot: KVec<u8>,
+    /// A receive WQE a direct loopback message took (id, length; SGEs in `sges`).
+    pub(crate) direct_recv: Option<(u64, u32)>,
 }
 
 /// The pipeline part of a QP.
@@ -315,6 +317,7 @@ impl QpPipe {
             nak_sent: false,
             ack_due: None,
             slot: zeroed(rq_elem.max(crate::qp::MAX_RECV_SLOT))?,
+            direct_recv: None,
         };
         Ok(Self {
             gate: RunGate::new(),

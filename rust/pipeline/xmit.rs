@@ -62,7 +62,7 @@ pub(crate) fn build(
 }
 
 /// Whether `av` leads back to this device (its destination MAC is ours).
-fn is_local(dev: &Device<RrxeDevice>, av: &AddressVector) -> bool {
+pub(crate) fn is_local(dev: &Device<RrxeDevice>, av: &AddressVector) -> bool {
     dev.with_netdev(|nd| nd.mac() == av.dmac).unwrap_or(false)
 }
 

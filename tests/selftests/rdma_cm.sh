@@ -10,7 +10,8 @@ modprobe ib_uverbs
 modprobe rdma_ucm
 check "add $DEV" link_add "$DEV" "$NIC"
 check "IPv4 GID" wait_for 20 gid_index "$DEV" "ffff:0a00:020f"
-for size in 64 4096 65536; do
+# rping takes at most 64 KiB - 1.
+for size in 64 4096 60000; do
 	timeout 60 rping -s -a 10.0.2.15 -p 7174 -C 10 -S $size -V >/tmp/rping_srv 2>&1 &
 	srv=$!
 	sleep 1

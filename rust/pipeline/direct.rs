@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Direct loopback: an RC or UC message to a QP of the same device is executed at once,
+//! copied a single time from the sender's memory into the receiver's (page to page, no socket
+//! buffer), when nothing else is in flight between the two QPs. Both sides advance their PSNs
+//! as if every packet had been sent, received in order and acknowledged, so the packet path
+//! can take over at any message boundary. Whatever this path does not handle (inline data,
+//! atomics, fast-registered memory, a receiver that is not in step) goes through packets.
+
+use super::{
+    state::{
+        RecvState,
+        SendState,
+        Snapshot, //
+    },
+    xmit,
+};
+use crate::{
+    cq::RrxeCq,
+    device::RrxeDevice,
+    ib::{
+        Device,
+        Mr,
+        ObjRef,
+        Qp, //
+    },
+    mm::copy_span,
+    mr::{
+        ACCESS_LOCAL_WRITE,
+        ACCESS_REMOTE_READ,
+        ACCESS_REMOTE_WRITE, //
+    },
+    proto::{
+        cqe::{
+            Cqe,
+            WcFlags,
+            WcOpcode,
+            WcStatus, //
+        },
+        qp_state::{
+            QpState,
+            QpType, //
+        },
+        seq,
+        wqe::{
+            self,
+            SendFlags,
+            SendWqe,
+            Sge,
+            WrDetail,
+            WrOpcode, //
+        },
+    },
+    qp::RrxeQp,
+};
+use kernel::prelude::*;
+
+/// The most SGEs a direct message handles on each side.
+const MAX_SEGS: usize = 32;
+
+/// A checked piece of memory: `len` bytes at `va` of `mr`.
+struct Seg {
+    mr: ObjRef<Mr<RrxeDevice>>,
+    va: u64,
+    len: u32,
+}
+
+/// Up to [`MAX_SEGS`] segments.
+struct Segs {
+    segs: [Option<Seg>; MAX_SEGS],
+    n: usize,
+}
+
+impl Segs {
+    fn new() -> Self {
+        Self {
+            segs: [const { None }; MAX_SEGS],
+            n: 0,
+        }
+    }
+
+    fn push(&mut self, s: Seg) -> Option<()> {
+        *self.segs.get_mut(self.n)? = Some(s);
+        self.n += 1;
+        Some(())
+    }
+
+    fn get(&self, i: usize) -> Option<&Seg> {
+        self.segs.get(i)?.as_ref()
+    }
+
+    /// Looks up and checks local SGEs (`access` needed beyond the PD match).
+    fn local(
+        dev: &Device<RrxeDevice>,
+        pd: usize,
+        sges: impl Iterator<Item = Option<Sge>>,
+        access: u32,
+    ) -> Option<Self> {
+        let mut s = Self::new();
+        for sge in sges {
+            let sge = sge?;
+            if sge.length == 0 {
+                continue;
+            }
+            let mr = dev.lookup_mr(sge.lkey, pd)?;
+            if access != 0 && mr.access() & access == 0 && !mr.is_dma() {
+                return None;
+            }
+            mr.span(sge.addr, sge.length as usize).ok()?;
+            s.push(Seg {
+                mr,
+                va: sge.addr,
+                len: sge.length,
+            })?;
+        }
+        Some(s)
+    }
+}
+
+/// Copies `len` bytes from the `src` segments to the `dst` segments.
+fn copy(dst: &Segs, src: &Segs, len: u32) -> Result {
+    let (mut di, mut doff, mut si, mut soff) = (0, 0u32, 0, 0u32);
+    let mut left = len;
+    while left > 0 {
+        let d = dst.get(di).ok_or(EFAULT)?;
+        let s = src.get(si).ok_or(EFAULT)?;
+        let n = (d.len - doff).min(s.len - soff).min(left);
+        let ds = d.mr.span(d.va + u64::from(doff), n as usize)?;
+        let ss = s.mr.span(s.va + u64::from(soff), n as usize)?;
+        copy_span(ds, ss, n as usize)?;
+        left -= n;
+        doff += n;
+        soff += n;
+        if doff == d.len {
+            di += 1;
+            doff = 0;
+        }
+        if soff == s.len {
+            si += 1;
+            soff = 0;
+        }
+    }
+    Ok(())
+}
+
+/// A remote key's MR checked for `access` over `[va, va + len)`.
+fn remote(
+    dev: &Device<RrxeDevice>,
+    dsnap: &Snapshot,
+    rkey: u32,
+    va: u64,
+    len: u32,
+    access: u32,
+) -> Option<Segs> {
+    let mut s = Segs::new();
+    if len == 0 {
+        return Some(s);
+    }
+    if dsnap.access & access == 0 {
+        return None;
+    }
+    let mr = dev.lookup_mr(rkey, dsnap.pd)?;
+    if mr.access() & access == 0 {
+        return None;
+    }
+    mr.span(va, len as usize).ok()?;
+    s.push(Seg { mr, va, len })?;
+    Some(s)
+}
+
+/// Executes the WQE just started (the last entry of `st`, parsed from `st.slot`) directly if
+/// it can be. `None` when it did not (the packet path sends it), else whether it succeeded
+/// (on failure the WQE completed in error and the QP must move to ERR).
+pub(crate) fn try_message(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: &mut SendState,
+) -> Option<bool> {
+    if !matches!(snap.qp_type, QpType::Rc | QpType::Uc) || st.count == 0 {
+        return None;
+    }
+    // Everything sent before must be finished: nothing may be overtaken.
+    let last = st.count - 1;
+    if (0..last).any(|i| st.entry(i).is_some_and(|t| t.done.is_none())) {
+        return None;
+    }
+    let Ok(w) = wqe::parse_send_wqe(&st.slot, snap.qp_type, qp.max_send_sge(), qp.max_inline())
+    else {
+        return None;
+    };
+    if w.flags.contains(SendFlags::INLINE)
+        || !matches!(
+            w.opcode,
+            WrOpcode::Send
+                | WrOpcode::SendWithImm
+                | WrOpcode::RdmaWrite
+                | WrOpcode::RdmaWriteWithImm
+                | WrOpcode::RdmaRead
+        )
+    {
+        return None;
+    }
+    let dev = qp.device();
+    if !xmit::is_local(dev, &snap.av) {
+        return None;
+    }
+    let Some(dest) = dev.lookup_qp(snap.dest_qpn) else {
+        return None;
+    };
+    let dsnap = RrxeQp::snapshot(&dest);
+    if dsnap.qp_type != snap.qp_type
+        || dsnap.dest_qpn != snap.qpn
+        || !matches!(dsnap.state, QpState::Rtr | QpState::Rts | QpState::Sqd)
+    {
+        return None;
+    }
+    let Some(npkts) = seq::packets_for(w.length, snap.mtu) else {
+        return None;
+    };
+    let mut r = dest.pipe().recv.lock();
+    if r.epsn != st.psn
+        || r.last_op.is_some()
+        || r.recv.is_some()
+        || r.write.is_some()
+        || r.read.is_some()
+        || r.ack_due.is_some()
+    {
+        return None;
+    }
+    let slot = &st.slot;
+    let sges = (0..w.num_sge).map(|i| w.sge(slot, i));
+    let status = match w.opcode {
+        WrOpcode::RdmaRead => {
+            let Some(local) = Segs::local(dev, snap.pd, sges, ACCESS_LOCAL_WRITE) else {
+                return None;
+            };
+            let rkey = match w.detail {
+                WrDetail::Rdma { rkey } => rkey,
+                _ => return None,
+            };
+            let Some(src) = remote(dev, &dsnap, rkey, w.iova, w.length, ACCESS_REMOTE_READ) else {
+                return None;
+            };
+            if copy(&local, &src, w.length).is_err() {
+                return None;
+            }
+            st.rd_outstanding = st.rd_outstanding.saturating_sub(1);
+            WcStatus::Success
+        }
+        WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => {
+            let Some(src) = Segs::local(dev, snap.pd, sges, 0) else {
+                return None;
+            };
+            let rkey = match w.detail {
+                WrDetail::Rdma { rkey } => rkey,
+                _ => return None,
+            };
+            let Some(dst) = remote(dev, &dsnap, rkey, w.iova, w.length, ACCESS_REMOTE_WRITE) else {
+                return None;
+            };
+            if w.opcode == WrOpcode::RdmaWriteWithImm && !has_recv(&dest, &mut r) {
+                return None;
+            }
+            if copy(&dst, &src, w.length).is_err() {
+                return None;
+            }
+            if w.opcode == WrOpcode::RdmaWriteWithImm {
+                deliver_recv(&dest, &dsnap, &mut r, &w, None, WcOpcode::RecvRdmaWithImm);
+            }
+            WcStatus::Success
+        }
+        _ => {
+            let Some(src) = Segs::local(dev, snap.pd, sges, 0) else {
+                return None;
+            };
+            if !has_recv(&dest, &mut r) {
+                return None;
+            }
+            deliver_recv(&dest, &dsnap, &mut r, &w, Some(&src), WcOpcode::Recv)
+        }
+    };
+    r.epsn = r.epsn.wrapping_add(npkts);
+    r.msn = r.msn.wrapping_add(1);
+    drop(r);
+    st.psn = st.psn.wrapping_add(npkts);
+    st.comp_psn = st.psn;
+    st.cur = None;
+    if let Some(t) = st.entry(last) {
+        t.done = Some(status.to_raw());
+    }
+    dev.count_direct(npkts, w.length);
+    Some(status == WcStatus::Success)
+}
+
+/// Whether the receiver has a receive WQE (taken into its state when it has).
+fn has_recv(dest: &Qp<RrxeDevice>, r: &mut RecvState) -> bool {
+    if r.direct_recv.is_some() {
+        return true;
+    }
+    let RecvState { slot, sges, .. } = r;
+    let Some(max_sge) = dest.rq_take(slot) else {
+        return false;
+    };
+    let Ok(rw) = wqe::parse_recv_wqe(slot, max_sge) else {
+        // A malformed receive WQE: let the packet path report it.
+        return false;
+    };
+    sges.clear();
+    for i in 0..rw.num_sge {
+        match rw.sge(slot, i) {
+            Some(s) if sges.push_within_capacity(s).is_ok() => {}
+            _ => return false,
+        }
+    }
+    r.direct_recv = Some((rw.wr_id, rw.length));
+    true
+}
+
+/// Completes the receiver's WQE taken by [`has_recv`]: copies a SEND's data from `src` (the
+/// sender's memory) into it. Returns the sender's completion status: a receive buffer that is
+/// too small or not writable fails both sides as the packet path would (the responder NAKs
+/// the request as invalid).
+fn deliver_recv(
+    dest: &Qp<RrxeDevice>,
+    dsnap: &Snapshot,
+    r: &mut RecvState,
+    w: &SendWqe,
+    src: Option<&Segs>,
+    opcode: WcOpcode,
+) -> WcStatus {
+    let Some((wr_id, length)) = r.direct_recv.take() else {
+        return WcStatus::RemInvReqErr;
+    };
+    let mut c = Cqe {
+        wr_id,
+        opcode: opcode.to_raw(),
+        byte_len: w.length,
+        qp_num: dsnap.qpn,
+        src_qp: dsnap.dest_qpn,
+        port_num: 1,
+        ..Cqe::default()
+    };
+    if matches!(w.opcode, WrOpcode::SendWithImm | WrOpcode::RdmaWriteWithImm) {
+        c.ex = w.ex;
+        c.wc_flags.0 |= WcFlags::WITH_IMM;
+    }
+    let mut sender = WcStatus::Success;
+    if let Some(src) = src {
+        let dst = if w.length <= length {
+            Segs::local(
+                dest.device(),
+                dsnap.pd,
+                r.sges.iter().map(|s| Some(*s)),
+                ACCESS_LOCAL_WRITE,
+            )
+        } else {
+            None
+        };
+        let ok = dst.is_some_and(|d| copy(&d, src, w.length).is_ok());
+        if !ok {
+            c.status = if w.length > length {
+                WcStatus::LocLenErr
+            } else {
+                WcStatus::LocProtErr
+            }
+            .to_raw();
+            c.byte_len = 0;
+            sender = WcStatus::RemInvReqErr;
+        }
+    }
+    if let Some(cq) = dest.recv_cq() {
+        let _ = RrxeCq::push(
+            cq,
+            &c,
+            dest.handle(),
+            w.flags.contains(SendFlags::SOLICITED),
+        );
+    }
+    sender
+}
