@@ -400,9 +400,7 @@ impl RrxeQp {
             r.nak_sent = false;
             r.ack_due = None;
         }
-        if next == QpState::Rts && cur == QpState::Rtr
-            || next == QpState::Rts && cur == QpState::Init
-        {
+        if next == QpState::Rts && matches!(cur, QpState::Rtr | QpState::Init) {
             let mut s = p.send.lock();
             s.psn = Psn::new(a.sq_psn);
             s.comp_psn = s.psn;

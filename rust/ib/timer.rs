@@ -41,6 +41,11 @@ unsafe impl<O: TimerTarget> Send for RefTimer<O> {}
 // SAFETY: As above.
 unsafe impl<O: TimerTarget> Sync for RefTimer<O> {}
 
+/// The timer callback.
+///
+/// # Safety
+///
+/// Called by the timer core with the `timer` field of a live `RefTimer<O>`.
 unsafe extern "C" fn fired<O: TimerTarget>(t: *mut bindings::timer_list) {
     // SAFETY: `t` is the `timer` field of a live `RefTimer<O>`: its drop shuts the timer down
     // (waiting for this callback) before the memory goes.

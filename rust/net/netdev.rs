@@ -89,6 +89,9 @@ impl NetDevice {
     /// Calls `f` for every netdev in this device's network namespace (under RCU: `f` must not
     /// sleep).
     pub(crate) fn for_each_in_netns(&self, mut f: impl FnMut(&NetDevice)) {
+        /// # Safety
+        ///
+        /// `nd` is valid (RCU) and `ctx` the closure below.
         unsafe extern "C" fn one(nd: *mut bindings::net_device, ctx: *mut c_void) {
             // SAFETY: `ctx` is the `&mut dyn FnMut` below, live for the walk.
             let f = unsafe { &mut *ctx.cast::<&mut dyn FnMut(&NetDevice)>() };

@@ -98,7 +98,7 @@ impl SkBuff {
     /// The bytes from the network header to the end of the data (a received, linearised
     /// packet: IP header, UDP header, payload). Empty if the network header is not inside the
     /// buffer's head.
-    pub(crate) fn from_network_header(&self) -> &[u8] {
+    pub(crate) fn network_bytes(&self) -> &[u8] {
         // SAFETY: By the type invariant the skb is valid; both pointers are into its head, and
         // the network header precedes `data` on receive (checked).
         unsafe {

@@ -38,6 +38,11 @@ unsafe impl<R: UdpReceiver> Send for UdpTunnel<R> {}
 // SAFETY: `&UdpTunnel` gives no access to the socket.
 unsafe impl<R: UdpReceiver> Sync for UdpTunnel<R> {}
 
+/// The `encap_rcv` callback.
+///
+/// # Safety
+///
+/// Called by the UDP layer with a valid skb whose ownership it passes on.
 unsafe extern "C" fn rcv<R: UdpReceiver>(
     _sk: *mut bindings::sock,
     skb: *mut bindings::sk_buff,

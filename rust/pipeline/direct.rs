@@ -204,9 +204,7 @@ pub(crate) fn try_message(
     if !xmit::is_local(dev, &snap.av) {
         return None;
     }
-    let Some(dest) = dev.lookup_qp(snap.dest_qpn) else {
-        return None;
-    };
+    let dest = dev.lookup_qp(snap.dest_qpn)?;
     let dsnap = RrxeQp::snapshot(&dest);
     if dsnap.qp_type != snap.qp_type
         || dsnap.dest_qpn != snap.qpn
@@ -214,9 +212,7 @@ pub(crate) fn try_message(
     {
         return None;
     }
-    let Some(npkts) = seq::packets_for(w.length, snap.mtu) else {
-        return None;
-    };
+    let npkts = seq::packets_for(w.length, snap.mtu)?;
     let mut r = dest.pipe().recv.lock();
     if r.epsn != st.psn
         || r.last_op.is_some()
@@ -231,16 +227,12 @@ pub(crate) fn try_message(
     let sges = (0..w.num_sge).map(|i| w.sge(slot, i));
     let status = match w.opcode {
         WrOpcode::RdmaRead => {
-            let Some(local) = Segs::local(dev, snap.pd, sges, ACCESS_LOCAL_WRITE) else {
-                return None;
-            };
+            let local = Segs::local(dev, snap.pd, sges, ACCESS_LOCAL_WRITE)?;
             let rkey = match w.detail {
                 WrDetail::Rdma { rkey } => rkey,
                 _ => return None,
             };
-            let Some(src) = remote(dev, &dsnap, rkey, w.iova, w.length, ACCESS_REMOTE_READ) else {
-                return None;
-            };
+            let src = remote(dev, &dsnap, rkey, w.iova, w.length, ACCESS_REMOTE_READ)?;
             if copy(&local, &src, w.length).is_err() {
                 return None;
             }
@@ -248,16 +240,12 @@ pub(crate) fn try_message(
             WcStatus::Success
         }
         WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => {
-            let Some(src) = Segs::local(dev, snap.pd, sges, 0) else {
-                return None;
-            };
+            let src = Segs::local(dev, snap.pd, sges, 0)?;
             let rkey = match w.detail {
                 WrDetail::Rdma { rkey } => rkey,
                 _ => return None,
             };
-            let Some(dst) = remote(dev, &dsnap, rkey, w.iova, w.length, ACCESS_REMOTE_WRITE) else {
-                return None;
-            };
+            let dst = remote(dev, &dsnap, rkey, w.iova, w.length, ACCESS_REMOTE_WRITE)?;
             if w.opcode == WrOpcode::RdmaWriteWithImm && !has_recv(&dest, &mut r) {
                 return None;
             }
@@ -270,9 +258,7 @@ pub(crate) fn try_message(
             WcStatus::Success
         }
         _ => {
-            let Some(src) = Segs::local(dev, snap.pd, sges, 0) else {
-                return None;
-            };
+            let src = Segs::local(dev, snap.pd, sges, 0)?;
             if !has_recv(&dest, &mut r) {
                 return None;
             }

@@ -57,7 +57,7 @@ impl UdpReceiver for Receiver {
 /// `data` at the BTH and returns the GRH area a UD receive reports.
 fn strip_ip_udp(skb: &mut SkBuff) -> Result<[u8; GRH_LEN], DropReason> {
     skb.linearize().map_err(|_| DropReason::Malformed)?;
-    let bytes = skb.from_network_header();
+    let bytes = skb.network_bytes();
     let first = *bytes.first().ok_or(DropReason::Malformed)?;
     let mut grh = [0u8; GRH_LEN];
     let l3 = match first >> 4 {

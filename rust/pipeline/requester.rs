@@ -80,8 +80,8 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
                 break;
             }
             match start_next(qp, snap, &mut st) {
-                Start::Started => match super::direct::try_message(qp, snap, &mut st) {
-                    Some(ok) => {
+                Start::Started => {
+                    if let Some(ok) = super::direct::try_message(qp, snap, &mut st) {
                         res.progressed = true;
                         if !ok {
                             res.fatal = true;
@@ -89,8 +89,7 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
                         }
                         continue;
                     }
-                    None => {}
-                },
+                }
                 Start::Finished => {
                     res.progressed = true;
                     continue;

@@ -79,8 +79,7 @@ fn response(
     snap: &Snapshot,
     opcode: Opcode,
     psn: Psn,
-    aeth: Option<Aeth>,
-    atomic: Option<AtomicAckEth>,
+    (aeth, atomic): (Option<Aeth>, Option<AtomicAckEth>),
     payload: usize,
     fill: impl FnOnce(&mut [u8]) -> Result,
 ) -> Result<TxItem> {
@@ -112,7 +111,7 @@ fn ack(qp: &Qp<RrxeDevice>, snap: &Snapshot, msn: u32, psn: Psn, syndrome: u8, o
         syndrome,
         msn: msn & 0xff_ffff,
     };
-    if let Ok(item) = response(qp, snap, Opcode::RC_ACK, psn, Some(aeth), None, 0, |_| {
+    if let Ok(item) = response(qp, snap, Opcode::RC_ACK, psn, (Some(aeth), None), 0, |_| {
         Ok(())
     }) {
         out.push(item);
@@ -157,7 +156,9 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
         let va = r.va + u64::from(off);
         let mr = r.mr.clone();
         r.sent += 1;
-        let item = response(qp, snap, opcode, psn, aeth, None, n, |buf| mr.read(va, buf));
+        let item = response(qp, snap, opcode, psn, (aeth, None), n, |buf| {
+            mr.read(va, buf)
+        });
         match item {
             Ok(item) => out.push(item),
             Err(_) => {
@@ -613,8 +614,7 @@ fn atomic_ack(
         snap,
         Opcode::RC_ATOMIC_ACK,
         psn,
-        Some(aeth),
-        Some(AtomicAckEth { orig }),
+        (Some(aeth), Some(AtomicAckEth { orig })),
         0,
         |_| Ok(()),
     );
