@@ -145,11 +145,14 @@ impl Outbox {
     }
 }
 
-/// The retransmission timeout in microseconds for the QP attribute `timeout`, or `None` when
-/// the timer is disabled. At least 2 ms: emulated machines are slow.
-pub(crate) fn timeout_us(timeout: u8) -> Option<u64> {
+/// The retransmission timeout in microseconds for the QP attribute `timeout` after `retries`
+/// retransmissions without progress, or `None` when the timer is disabled. At least 2 ms
+/// (emulated machines are slow), doubled with every retry up to 64 times the base: the IBA
+/// timeout is a minimum, and backing off lets RC ride out a stalled link (a paused VM, a
+/// congested emulated wire) within `retry_cnt` retries instead of failing in half a second.
+pub(crate) fn timeout_us(timeout: u8, retries: u8) -> Option<u64> {
     let ns = local_ack_timeout_ns(timeout).ok()??;
-    Some((ns / 1000).max(2000))
+    Some((ns / 1000).max(2000) << retries.min(6))
 }
 
 /// Runs the QP's packet work now, or makes the context running it go once more.

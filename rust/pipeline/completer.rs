@@ -331,8 +331,9 @@ pub(crate) fn on_timer(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> CompOutcome {
         qp.device().count_retry();
         out.fatal = retry(&mut st);
     }
+    let retries = st.retry_cnt.saturating_sub(st.retry.left());
     drop(st);
-    if let Some(us) = super::timeout_us(snap.timeout) {
+    if let Some(us) = super::timeout_us(snap.timeout, retries) {
         pipe.timer.arm(&ObjRef::new(qp), us);
     }
     out

@@ -117,7 +117,7 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
         }
     }
     if snap.qp_type == QpType::Rc && st.count > 0 && res.progressed && !pipe.timer.is_armed() {
-        if let Some(us) = super::timeout_us(snap.timeout) {
+        if let Some(us) = super::timeout_us(snap.timeout, 0) {
             st.progressed = false;
             drop(st);
             pipe.timer.arm(&crate::ib::ObjRef::new(qp), us);
