@@ -1,0 +1,228 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/guest/interop.sh SIDE MOD_A MOD_B OUTDIR     (runs in one of the two interop guests)
+# scripts/guest/interop.sh list MOD_A MOD_B            (prints the plan: "K DESCRIPTION")
+#
+# Two guests (scripts/interop) share one wire, a QEMU socket netdev: side a (192.168.90.1, MAC
+# 52:54:00:00:aa:01) runs driver MOD_A, side b (192.168.90.2, MAC ...:aa:02) runs MOD_B. Both
+# guests walk the same plan in lock step; every case has a server on one side and a client on
+# the other, and the pair is synchronised over the wire itself (TCP on the socket NIC):
+#   - the client listens (socat) on CTL = case port + 5 for "go K" from the server;
+#   - the server starts its tool, waits until it listens on the case port, then sends "go K"
+#     (or "skip K" when over the time budget) to the client's CTL port;
+#   - the client runs its tool and sends "done K RC" to the server's CTL port; the server gives
+#     its tool 10 s more, then kills it.
+# Each side writes "K ROLE RC SECONDS" to OUTDIR/SIDE.results (RC 200: not run; 201: server
+# not listening), the device counters after each case to OUTDIR/SIDE.stats ("K link DEV/1 ..."),
+# tool output to OUTDIR/SIDE/K.{srv,cli} and its dmesg to OUTDIR/SIDE.dmesg.
+# Exit status: 0 when the setup worked (the cases' results are in the files), 1 otherwise.
+# INTEROP_N (default 200): iterations of every run; INTEROP_BUDGET (s, default 320): cases
+# whose turn comes later are not run.
+set -u
+cd "$(dirname "$0")/../.."
+side=$1 MOD_A=$2 MOD_B=$3
+N=${INTEROP_N:-200}
+BUDGET=${INTEROP_BUDGET:-320}
+
+# The plan, identical on both sides: "K SERVER_SIDE TIMEOUT GIDOPT TOOL ARGS...", in both
+# directions (server on a, then server on b).
+plan() {
+	local k=0 srv t
+	for srv in a b; do
+		while read -r t; do
+			k=$((k + 1))
+			echo "$k $srv $t"
+		done <<-EOF
+			60 -g ibv_rc_pingpong -c -s 4096 -m 1024 -n $N
+			90 -g ibv_rc_pingpong -c -s 65536 -m 1024 -n $N
+			60 -g ibv_uc_pingpong -c -s 4096 -m 1024 -n $N
+			60 -g ibv_ud_pingpong -c -s 1024 -n $N
+			90 -x ib_write_bw -s 65536 -n $N -F --report_gbits
+			90 -x ib_read_bw -s 65536 -n $N -F --report_gbits
+			90 -x ib_send_bw -s 65536 -n $N -F --report_gbits
+			60 -x ib_atomic_bw -n $N -F --report_gbits
+		EOF
+	done
+}
+
+if [ "$side" = list ]; then
+	plan | while read -r k srv tmo gopt tool args; do
+		if [ "$srv" = a ]; then s=$MOD_A c=$MOD_B; else s=$MOD_B c=$MOD_A; fi
+		echo "$k $tool $args (server $s, client $c)"
+	done
+	exit 0
+fi
+
+OUT=$4
+case $side in
+a) ME=192.168.90.1 PEER=192.168.90.2 MAC=52:54:00:00:aa:01 GIDPAT=ffff:c0a8:5a01 MOD=$MOD_A ;;
+b) ME=192.168.90.2 PEER=192.168.90.1 MAC=52:54:00:00:aa:02 GIDPAT=ffff:c0a8:5a02 MOD=$MOD_B ;;
+*) echo "usage: $0 a|b MOD_A MOD_B OUTDIR" >&2; exit 2 ;;
+esac
+# The selftests' helpers (wait_for, gid_index); they take MODULE as $1 when sourced.
+. tests/selftests/lib.sh "$MOD"
+DEV=i${TYPE}0
+mkdir -p "$OUT/$side"
+RES=$OUT/$side.results
+: >"$RES"
+: >"$OUT/$side.stats"
+
+log() { echo "interop[$side]: $*"; }
+die() {
+	log "SETUP FAILED: $*"
+	dmesg >"$OUT/$side.dmesg" 2>&1
+	exit 1
+}
+
+# --- setup ---------------------------------------------------------------------------------------
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+mkdir -p /run/rdma /etc/rdma 2>/dev/null
+command -v socat >/dev/null || die "no socat in the guest"
+NIC=
+for n in /sys/class/net/*; do
+	[ "$(cat "$n/address" 2>/dev/null)" = "$MAC" ] && NIC=$(basename "$n")
+done
+[ -n "$NIC" ] || die "no NIC with MAC $MAC"
+ip link set "$NIC" up || die "ip link set $NIC up"
+ip addr add "$ME/24" dev "$NIC" || die "ip addr add $ME/24 dev $NIC"
+modprobe ib_uverbs || die "modprobe ib_uverbs"
+if [ "$MOD" = rdma_rxe ]; then
+	modprobe rdma_rxe || die "modprobe rdma_rxe"
+fi
+timeout 30 rdma link add "$DEV" type "$TYPE" netdev "$NIC" || die "rdma link add $DEV type $TYPE"
+port_active() { grep -q ACTIVE "/sys/class/infiniband/$DEV/ports/1/state"; }
+wait_for 20 port_active || die "$DEV port not ACTIVE"
+GIDX=$(wait_for 20 gid_index "$DEV" "$GIDPAT") || die "no IPv4 RoCE v2 GID ($GIDPAT) on $DEV"
+log "$DEV ($MOD, type $TYPE) on $NIC $MAC $ME, GID index $GIDX;" \
+	"$(ibv_devinfo -d "$DEV" | awk '$1 == "active_mtu:" { print "active_mtu", $2 }')"
+stats() { echo "$1 $(timeout 10 rdma statistic show link "$DEV/1" 2>&1 | tr '\n' ' ')" >>"$OUT/$side.stats"; }
+stats 0
+
+# --- the plan ------------------------------------------------------------------------------------
+peer_dead=0
+# send PORT MSG WINDOW: deliver MSG to the peer's PORT, retrying for WINDOW seconds.
+send() {
+	local port=$1 msg=$2 end=$((SECONDS + $3))
+	while [ $SECONDS -le $end ]; do
+		(echo "$msg" >"/dev/tcp/$PEER/$port") 2>/dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
+# recv PORT WINDOW: one message sent to our PORT within WINDOW seconds.
+recv() {
+	timeout "$2" socat -u "TCP-LISTEN:$1,bind=$ME,reuseaddr" STDOUT 2>/dev/null
+}
+listening() { ss -ltnH "sport = :$1" 2>/dev/null | grep -q .; }
+result() {
+	echo "$1 $2 $3 $4" >>"$RES"
+	log "case $1 $2: exit $3 in $4 s"
+}
+# How long one side waits for the other: one case at most (the boot is waited for below).
+window() { echo 150; }
+
+run_server() {
+	local k=$1 tmo=$2 gopt=$3 port=$4 tool=$5 pid rc t0 msg end
+	shift 5
+	local ctl=$((port + 5)) f=$OUT/$side/$k
+	t0=$SECONDS
+	if [ $peer_dead = 1 ] || [ $SECONDS -gt "$BUDGET" ]; then
+		[ $peer_dead = 1 ] || send $ctl "skip $k" "$(window "$k")" || peer_dead=1
+		result "$k" server 200 0
+		return
+	fi
+	# The client's "done" arrives here; listen before anything can be sent.
+	recv $ctl $((tmo + $(window "$k"))) >"$f.done" &
+	local rpid=$!
+	timeout "$tmo" "$tool" -d "$DEV" "$gopt" "$GIDX" -p "$port" "$@" >"$f.srv" 2>&1 &
+	pid=$!
+	if ! wait_for 15 listening "$port"; then
+		kill $pid 2>/dev/null
+		wait $pid
+		send $ctl "skip $k" "$(window "$k")" || peer_dead=1
+		kill $rpid 2>/dev/null
+		result "$k" server 201 $((SECONDS - t0))
+		return
+	fi
+	if ! send $ctl "go $k" "$(window "$k")"; then
+		log "case $k: the peer never listened for 'go'"
+		peer_dead=1
+	fi
+	# Wait for our tool; once the client is done, give it 10 s more.
+	end=
+	while kill -0 $pid 2>/dev/null; do
+		if [ -z "$end" ] && [ -s "$f.done" ]; then
+			end=$((SECONDS + 10))
+		fi
+		if [ -n "$end" ] && [ $SECONDS -ge "$end" ]; then
+			log "case $k: server still running 10 s after the client finished, killed"
+			kill $pid
+			break
+		fi
+		sleep 0.2
+	done
+	wait $pid
+	rc=$?
+	kill $rpid 2>/dev/null
+	wait $rpid 2>/dev/null
+	msg=$(cat "$f.done" 2>/dev/null)
+	[ -n "$msg" ] && log "case $k: client reported: $msg"
+	result "$k" server "$rc" $((SECONDS - t0))
+}
+
+run_client() {
+	local k=$1 tmo=$2 gopt=$3 port=$4 tool=$5 msg rc t0
+	shift 5
+	local ctl=$((port + 5)) f=$OUT/$side/$k
+	t0=$SECONDS
+	if [ $peer_dead = 1 ]; then
+		result "$k" client 200 0
+		return
+	fi
+	msg=$(recv $ctl "$(window "$k")")
+	case $msg in
+	"go $k") ;;
+	"skip $k")
+		result "$k" client 200 $((SECONDS - t0))
+		return
+		;;
+	*)
+		log "case $k: no 'go' from the server (got '${msg}')"
+		peer_dead=1
+		result "$k" client 200 $((SECONDS - t0))
+		return
+		;;
+	esac
+	timeout "$tmo" "$tool" -d "$DEV" "$gopt" "$GIDX" -p "$port" "$@" "$PEER" >"$f.cli" 2>&1
+	rc=$?
+	send $ctl "done $k $rc" 10 || log "case $k: could not tell the server"
+	result "$k" client "$rc" $((SECONDS - t0))
+}
+
+# Both guests set up: b says "hello" once its device is ready, a waits for it (the two guests
+# boot at different times).
+if [ "$side" = a ]; then
+	msg=$(recv 18990 300)
+	[ "$msg" = "hello" ] || { log "no hello from the peer (got '$msg')"; peer_dead=1; }
+else
+	send 18990 hello 300 || { log "could not say hello to the peer"; peer_dead=1; }
+fi
+log "peer $([ $peer_dead = 1 ] && echo "not reachable" || echo ready) after $SECONDS s"
+
+while read -r k srv tmo gopt tool args; do
+	port=$((19000 + 10 * k))
+	# shellcheck disable=SC2086
+	if [ "$srv" = "$side" ]; then
+		run_server "$k" "$tmo" "$gopt" "$port" "$tool" $args
+	else
+		run_client "$k" "$tmo" "$gopt" "$port" "$tool" $args
+	fi
+	stats "$k"
+done < <(plan)
+
+dmesg >"$OUT/$side.dmesg" 2>&1
+timeout 30 rdma link delete "$DEV" || log "rdma link delete $DEV failed"
+modprobe -r "$MOD" 2>/dev/null
+log "finished in $SECONDS s"
+exit 0
