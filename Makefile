@@ -10,6 +10,7 @@
 #   make modules_install    install into /lib/modules/$(uname -r)/extra
 #   make check              the whole test suite (host tests, KUnit and selftests in VMs)
 #   make demo               ibv_devinfo on an rrxe device in a VM
+#   make bench              perftest on C rxe and on rrxe in one VM: table, CSV, PNG
 #
 # KDIR defaults to the running kernel's build tree when it has Rust support, else to the
 # cached test kernel (scripts/build-kernel); LLVM=-19 is passed for the debug flavour.
@@ -37,7 +38,7 @@ endif
 RUST_SOURCES = $(shell find rust tests/host/src -name '*.rs' -not -name '*_generated.rs')
 
 .PHONY: all modules clean modules_install clippy rustfmt rustfmtcheck rust-analyzer check demo \
-	host-test
+	host-test bench
 
 all: modules
 
@@ -71,3 +72,6 @@ check:
 
 demo:
 	scripts/demo
+
+bench:
+	scripts/bench
