@@ -371,15 +371,7 @@ fn connected(
                             length,
                         })
                     }
-                    None => {
-                        qp.device().count_rnr_sent();
-                        if rc {
-                            let (msn, epsn) = (st.msn, st.epsn);
-                            drop(st);
-                            ack(qp, snap, msn, epsn, 0x20 | (snap.min_rnr_timer & 0x1f), out);
-                        }
-                        return Err(DropReason::NoReceiveWqe);
-                    }
+                    None => return Err(rnr(qp, snap, st, rc, out)),
                 }
             }
             let (wr_id, offset, length) = match &st.recv {
@@ -485,13 +477,7 @@ fn connected(
                 st.write = None;
                 if let Some(i) = h.headers.immdt {
                     let Some((wr_id, _)) = take_recv(qp, &mut st) else {
-                        qp.device().count_rnr_sent();
-                        if rc {
-                            let (msn, epsn) = (st.msn, st.epsn);
-                            drop(st);
-                            ack(qp, snap, msn, epsn, 0x20 | (snap.min_rnr_timer & 0x1f), out);
-                        }
-                        return Err(DropReason::NoReceiveWqe);
+                        return Err(rnr(qp, snap, st, rc, out));
                     };
                     let c = Cqe {
                         wr_id,
@@ -595,6 +581,24 @@ fn connected(
     drop(st);
     qp.device().count_recv(payload.len());
     Ok(())
+}
+
+/// No receive WQE for a request that needs one: an RNR NAK (RC) with the QP's
+/// `min_rnr_timer`, or a drop (UC).
+fn rnr(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: kernel::sync::lock::Guard<'_, RecvState, crate::sync::SpinLockIrqBackend>,
+    rc: bool,
+    out: &mut Outbox,
+) -> DropReason {
+    qp.device().count_rnr_sent();
+    if rc {
+        let (msn, epsn) = (st.msn, st.epsn);
+        drop(st);
+        ack(qp, snap, msn, epsn, 0x20 | (snap.min_rnr_timer & 0x1f), out);
+    }
+    DropReason::NoReceiveWqe
 }
 
 fn atomic_ack(
