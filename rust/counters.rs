@@ -22,10 +22,14 @@ pub(crate) enum Counter {
     RcvdRnrErr = 4,
     SendRnrErr = 5,
     RcvdSeqErr = 6,
+    RetryExceededErr = 8,
+    RetryRnrExceededErr = 9,
     CompleterRetryErr = 10,
     SendErr = 11,
     /// The port went down (`link_downed`).
     LinkDowned = 12,
+    RdmaSends = 13,
+    RdmaRecvs = 14,
     SentBytes = 15,
     RcvdBytes = 16,
 }

@@ -192,6 +192,11 @@ impl RrxeDevice {
         self.ah_table.get(num)
     }
 
+    /// Adds one to counter `c`.
+    pub(crate) fn count(&self, c: Counter) {
+        self.counters.inc(c);
+    }
+
     /// Counts a dropped packet.
     pub(crate) fn count_drop(&self, r: DropReason) {
         self.counters.drop_packet(r);

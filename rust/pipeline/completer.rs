@@ -14,6 +14,7 @@ use super::{
     },
 };
 use crate::{
+    counters::Counter,
     cq::RrxeCq,
     device::RrxeDevice,
     ib::{
@@ -119,13 +120,14 @@ fn ack_up_to(st: &mut SendState, p: Psn) -> bool {
 
 /// Goes back to the oldest unfinished WQE, using one transport retry; fails it when none is
 /// left. Returns whether the QP must move to ERR.
-fn retry(st: &mut SendState) -> bool {
+fn retry(qp: &Qp<RrxeDevice>, st: &mut SendState) -> bool {
     if st.retry.consume() {
         rewind(st);
         false
     } else {
         let status = st.retry.exhausted_status();
         fail_oldest(st, status);
+        qp.device().count(Counter::RetryExceededErr);
         true
     }
 }
@@ -154,13 +156,13 @@ pub(crate) fn on_response(
             match seq::classify_ack(aeth, psn, st.comp_psn, st.psn) {
                 AckDecision::Ack { last_acked } => {
                     if ack_up_to(&mut st, last_acked) {
-                        out.fatal = retry(&mut st);
+                        out.fatal = retry(qp, &mut st);
                     }
                 }
                 AckDecision::NakSeqErr { expected } => {
                     ack_up_to(&mut st, expected.wrapping_sub(1));
                     qp.device().count_seq_err();
-                    out.fatal = retry(&mut st);
+                    out.fatal = retry(qp, &mut st);
                 }
                 AckDecision::RnrNak { timer_us } => {
                     ack_up_to(&mut st, psn.wrapping_sub(1));
@@ -176,6 +178,7 @@ pub(crate) fn on_response(
                     }
                     let status = st.rnr_retry.exhausted_status();
                     fail_oldest(&mut st, status);
+                    qp.device().count(Counter::RetryRnrExceededErr);
                     out.fatal = true;
                 }
                 d @ (AckDecision::NakInvalidRequest
@@ -208,7 +211,7 @@ pub(crate) fn on_response(
             if !in_range || psn != st.comp_psn {
                 if in_range && cmp_psn(psn, st.comp_psn) == Ordering::Greater {
                     // A response was lost: ask again.
-                    out.fatal = retry(&mut st);
+                    out.fatal = retry(qp, &mut st);
                     out.progressed = true;
                 } else {
                     out.dropped = true;
@@ -329,7 +332,7 @@ pub(crate) fn on_timer(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> CompOutcome {
         st.progressed = false;
     } else {
         qp.device().count_retry();
-        out.fatal = retry(&mut st);
+        out.fatal = retry(qp, &mut st);
     }
     let retries = st.retry_cnt.saturating_sub(st.retry.left());
     drop(st);
@@ -368,6 +371,14 @@ pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> bool {
             }
         }
         for (t, status) in batch.iter().take(n).flatten() {
+            if *status == WcStatus::Success.to_raw()
+                && matches!(
+                    t.opcode,
+                    WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv
+                )
+            {
+                qp.device().count(Counter::RdmaSends);
+            }
             if t.signaled || *status != WcStatus::Success.to_raw() {
                 let c = Cqe {
                     wr_id: t.wr_id,

@@ -16,6 +16,7 @@ use super::{
     xmit,
 };
 use crate::{
+    counters::Counter,
     cq::RrxeCq,
     device::RrxeDevice,
     ib::{
@@ -353,6 +354,9 @@ fn deliver_recv(
             c.byte_len = 0;
             sender = WcStatus::RemInvReqErr;
         }
+    }
+    if c.status == WcStatus::Success.to_raw() {
+        dest.device().count(Counter::RdmaRecvs);
     }
     if let Some(cq) = dest.recv_cq() {
         let _ = RrxeCq::push(

@@ -18,6 +18,7 @@ use super::{
     xmit, DropReason, Outbox, TxItem,
 };
 use crate::{
+    counters::Counter,
     cq::RrxeCq,
     device::RrxeDevice,
     ib::Qp,
@@ -196,6 +197,9 @@ fn remote_mr(
 
 /// Writes a receive completion.
 fn complete_recv(qp: &Qp<RrxeDevice>, c: &Cqe, solicited: bool) {
+    if c.status == WcStatus::Success.to_raw() {
+        qp.device().count(Counter::RdmaRecvs);
+    }
     if let Some(cq) = qp.recv_cq() {
         let _ = RrxeCq::push(cq, c, qp.handle(), solicited);
     }
@@ -292,6 +296,9 @@ fn datagram(
     drop(st);
     qp.device().count_recv(payload.len());
     let network = if grh[20] >> 4 == 4 { 4 } else { 6 };
+    if c.status == WcStatus::Success.to_raw() {
+        qp.device().count(Counter::RdmaRecvs);
+    }
     if let Some(cq) = qp.recv_cq() {
         let _ = RrxeCq::push_net(cq, &c, qp.handle(), h.headers.bth.solicited, network);
     }
