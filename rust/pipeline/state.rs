@@ -29,7 +29,10 @@ use crate::{
     new_spinlock_irq,
     sync::SpinLockIrq, //
 };
-use kernel::prelude::*;
+use kernel::{
+    alloc::KVVec,
+    prelude::*, //
+};
 
 /// The QP attributes the data path reads, copied once per pass under the QP lock.
 #[derive(Clone, Copy)]
@@ -110,7 +113,8 @@ pub(crate) struct SendState {
     /// The oldest PSN not yet acknowledged.
     pub(crate) comp_psn: Psn,
     /// Started, uncompleted WQEs: a ring of `track.len()` entries from `head`.
-    pub(crate) track: KVec<Track>,
+    /// vmalloc-backed: a send queue may have 2^20 slots.
+    pub(crate) track: KVVec<Track>,
     pub(crate) head: usize,
     pub(crate) count: usize,
     /// The WQE being sent (entry `count - 1` of `track`), if it has packets left.
@@ -263,7 +267,7 @@ impl QpPipe {
         src_port: u16,
     ) -> Result<Self> {
         let n = (sq_slots as usize).max(1);
-        let mut track = KVec::with_capacity(n, GFP_KERNEL)?;
+        let mut track = KVVec::with_capacity(n, GFP_KERNEL)?;
         let blank = Track {
             wr_id: 0,
             opcode: WrOpcode::Send,

@@ -33,7 +33,7 @@ gidx=$(wait_for 20 gid_index "$DEV" ffff:c0a8:4f02) || fail "no IPv4 GID"
 # Live RC traffic on the device (QPs 16 and up) while the packets arrive.
 timeout 300 ibv_rc_pingpong -d "$DEV" -g "$gidx" -p 18800 -n 100000000 -s 1024 >/dev/null 2>&1 &
 srv=$!
-sleep 1
+wait_for 30 listening 18800
 timeout 300 ibv_rc_pingpong -d "$DEV" -g "$gidx" -p 18800 -n 100000000 -s 1024 localhost \
 	>/dev/null 2>&1 &
 cli=$!
@@ -60,7 +60,7 @@ srv= cli=
 # The device still works.
 timeout 60 ibv_rc_pingpong -d "$DEV" -g "$gidx" -p 18801 -c -n 20 -s 4096 >/dev/null 2>&1 &
 srv=$!
-sleep 1
+wait_for 30 listening 18801
 timeout 60 ibv_rc_pingpong -d "$DEV" -g "$gidx" -p 18801 -c -n 20 -s 4096 localhost >/dev/null 2>&1
 rc=$?
 wait $srv

@@ -56,6 +56,9 @@ dummy_add() {
 	ip addr add "$addr" dev "$name"
 }
 
+# listening PORT: a TCP server listens on PORT (the pingpong and perftest address exchange).
+listening() { ss -ltn 2>/dev/null | grep -q ":$1 "; }
+
 # rdma device helpers
 link_add() { rdma link add "$1" type "$TYPE" netdev "$2"; }
 link_del() { rdma link delete "$1"; }

@@ -18,7 +18,8 @@ run_pp() {
 	port=$((port + 1))
 	timeout 60 "$@" -d "$DEV" -g "$gidx" -p $port >"/tmp/pp_srv_$name" 2>&1 &
 	srv=$!
-	sleep 1
+	# The server listens on TCP for the address exchange (slow to start on the debug kernel).
+	wait_for 30 listening $port
 	timeout 60 "$@" -d "$DEV" -g "$gidx" -p $port localhost >"/tmp/pp_cli_$name" 2>&1
 	local rc=$?
 	wait $srv
@@ -47,7 +48,7 @@ gidx=$gid4
 port=$((port + 1))
 timeout 120 ibv_rc_pingpong -d "$DEV" -g "$gidx" -p $port -n 1000000 -s 4096 >/dev/null 2>&1 &
 srv=$!
-sleep 1
+wait_for 30 listening $port
 timeout 120 ibv_rc_pingpong -d "$DEV" -g "$gidx" -p $port -n 1000000 -s 4096 localhost >/dev/null 2>&1 &
 cli=$!
 sleep 3

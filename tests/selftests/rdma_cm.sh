@@ -14,7 +14,7 @@ check "IPv4 GID" wait_for 20 gid_index "$DEV" "ffff:0a00:020f"
 for size in 64 4096 60000; do
 	timeout 60 rping -s -a 10.0.2.15 -p 7174 -C 10 -S $size -V >/tmp/rping_srv 2>&1 &
 	srv=$!
-	sleep 1
+	wait_for 30 eval "rdma resource show cm_id 2>/dev/null | grep -q LISTEN"
 	timeout 60 rping -c -a 10.0.2.15 -p 7174 -C 10 -S $size -V >/tmp/rping_cli 2>&1
 	rc=$?
 	wait $srv
