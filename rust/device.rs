@@ -2,6 +2,10 @@
 
 //! The rrxe device: the driver data of each RDMA device, bound to one netdev.
 
+use crate::net::{
+    NetDevice,
+    NetDeviceRef, //
+};
 use crate::{
     ah::RrxeAh,
     counters::{
@@ -94,6 +98,9 @@ pub(crate) struct RrxeDevice {
     ah_table: Arc<SparseTable<AddressVector>>,
     /// The UDP port 4791 sockets of this device's network namespace (shared by its devices).
     tunnels: Arc<Tunnels>,
+    /// The bound netdev, held for the device's life: the data path uses it without the core's
+    /// netdev lock (which is not interrupt-safe).
+    ndev: NetDeviceRef,
 }
 
 impl RrxeDevice {
@@ -102,6 +109,7 @@ impl RrxeDevice {
         guid: u64,
         running: bool,
         tunnels: Arc<Tunnels>,
+        ndev: NetDeviceRef,
     ) -> impl PinInit<Self, Error> {
         try_init!(Self {
             guid,
@@ -127,6 +135,7 @@ impl RrxeDevice {
             mr_table: KBox::pin_init(SparseTable::new(limits::MAX_MR_INDEX), GFP_KERNEL)?,
             ah_table: Arc::pin_init(SparseTable::new(limits::MAX_AH), GFP_KERNEL)?,
             tunnels,
+            ndev,
         }? Error)
     }
 
@@ -164,6 +173,11 @@ impl RrxeDevice {
     /// namespace.
     pub(crate) fn tunnel(&self) -> Arc<Tunnels> {
         self.tunnels.clone()
+    }
+
+    /// The bound netdev (any context).
+    pub(crate) fn netdev(&self) -> &NetDevice {
+        &self.ndev
     }
 
     /// The UDP tunnel sockets, for IPv6 route lookups.

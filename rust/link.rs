@@ -13,6 +13,7 @@ use crate::{
     kernel_ext::LinkLock,
     net::{
         NetDevice,
+        NetDeviceRef,
         NetdevEvent,
         NetdevEvents, //
     },
@@ -56,7 +57,12 @@ impl LinkOps for RrxeLink {
         Device::register(
             name,
             ndev,
-            RrxeDevice::new(ndev.eui64(), ndev.is_running(), tunnel),
+            RrxeDevice::new(
+                ndev.eui64(),
+                ndev.is_running(),
+                tunnel,
+                NetDeviceRef::new(ndev),
+            ),
         )
         .inspect_err(|e| {
             pr_err!(

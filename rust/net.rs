@@ -13,7 +13,10 @@ mod route;
 mod skb;
 mod udp_tunnel;
 
-pub(crate) use netdev::NetDevice;
+pub(crate) use netdev::{
+    NetDevice,
+    NetDeviceRef, //
+};
 pub(crate) use notifier::{
     NetdevEvent,
     NetdevEvents,

@@ -394,3 +394,8 @@ void rrxe_helper_dst_release(struct dst_entry *dst)
 {
 	dst_release(dst);
 }
+
+void rrxe_helper_dev_hold(struct net_device *ndev)
+{
+	dev_hold(ndev);
+}

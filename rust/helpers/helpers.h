@@ -32,6 +32,7 @@ u8 rrxe_helper_random_u8(void);
 
 /* net_device */
 void rrxe_helper_dev_put(struct net_device *ndev);
+void rrxe_helper_dev_hold(struct net_device *ndev);
 const char *rrxe_helper_netdev_name(const struct net_device *ndev);
 unsigned int rrxe_helper_netdev_mtu(const struct net_device *ndev);
 bool rrxe_helper_netdev_is_vlan(const struct net_device *ndev);

@@ -109,3 +109,45 @@ impl NetDevice {
         };
     }
 }
+
+/// A counted reference to a netdev (`dev_hold`/`dev_put`): the device stays allocated (it may
+/// be unregistered meanwhile; its unregistration waits for the reference to go).
+///
+/// # Invariants
+///
+/// `ptr` is a valid netdev on which this object holds one reference.
+pub(crate) struct NetDeviceRef {
+    ptr: core::ptr::NonNull<bindings::net_device>,
+}
+
+// SAFETY: A held netdev may be used and released from any context.
+unsafe impl Send for NetDeviceRef {}
+// SAFETY: `&NetDevice` methods are safe to call concurrently.
+unsafe impl Sync for NetDeviceRef {}
+
+impl NetDeviceRef {
+    /// Takes a reference to `ndev`.
+    pub(crate) fn new(ndev: &NetDevice) -> Self {
+        // SAFETY: `ndev` is valid; the reference is dropped in `drop`.
+        unsafe { bindings::rrxe_helper_dev_hold(ndev.as_raw()) };
+        Self {
+            ptr: core::ptr::NonNull::from(ndev).cast(),
+        }
+    }
+}
+
+impl core::ops::Deref for NetDeviceRef {
+    type Target = NetDevice;
+
+    fn deref(&self) -> &NetDevice {
+        // SAFETY: By the type invariant the netdev is valid while we hold the reference.
+        unsafe { NetDevice::from_raw(self.ptr.as_ptr()) }
+    }
+}
+
+impl Drop for NetDeviceRef {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant we hold one reference.
+        unsafe { bindings::rrxe_helper_dev_put(self.ptr.as_ptr()) };
+    }
+}

@@ -51,9 +51,7 @@ pub(crate) fn build(
 ) -> Result<SkBuff> {
     let info = h.bth.opcode.info().ok_or(EINVAL)?;
     let len = packet_len(&info, payload).ok_or(EINVAL)?;
-    let mut skb = dev
-        .with_netdev(|nd| SkBuff::alloc(nd, len, HEADROOM))
-        .ok_or(ENODEV)??;
+    let mut skb = SkBuff::alloc(dev.netdev(), len, HEADROOM)?;
     let buf = skb.data_mut();
     let hl = h.write(buf).map_err(|_| EINVAL)?;
     let body = buf.get_mut(hl..hl + payload).ok_or(EINVAL)?;
@@ -63,7 +61,7 @@ pub(crate) fn build(
 
 /// Whether `av` leads back to this device (its destination MAC is ours).
 pub(crate) fn is_local(dev: &Device<RrxeDevice>, av: &AddressVector) -> bool {
-    dev.with_netdev(|nd| nd.mac() == av.dmac).unwrap_or(false)
+    dev.netdev().mac() == av.dmac
 }
 
 /// Sends one packet. Not with interrupts disabled (the IP output path enables BHs).
@@ -126,9 +124,7 @@ fn send_ipv6(
         .tunnels()
         .v6()
         .ok_or(crate::kernel_ext::ehostunreach())?;
-    let rt = dev
-        .with_netdev(|nd| Route6::lookup(sock, nd, &av.sgid, &av.dgid))
-        .ok_or(ENODEV)??;
+    let rt = Route6::lookup(sock, dev.netdev(), &av.sgid, &av.dgid)?;
     push_udp(skb, src_port)?;
     let payload = u16::try_from(skb.len()).map_err(|_| EINVAL)?;
     {
@@ -161,9 +157,7 @@ fn send_ipv4(
     src_port: u16,
 ) -> Result<Route4> {
     let (saddr, daddr) = (v4(&av.sgid), v4(&av.dgid));
-    let rt = dev
-        .with_netdev(|nd| Route4::lookup(nd, saddr, daddr))
-        .ok_or(ENODEV)??;
+    let rt = Route4::lookup(dev.netdev(), saddr, daddr)?;
     push_udp(skb, src_port)?;
     let total = u16::try_from(skb.len() + 20).map_err(|_| EINVAL)?;
     {
