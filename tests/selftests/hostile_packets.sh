@@ -52,7 +52,10 @@ after=$(drops)
 diag "drop counters: $before -> $after"
 rdma statistic show link "$DEV/1" | tr ' ' '\n' | paste - - | awk '$1 ~ /^drop_/ && $2 > 0' |
 	sed 's/^/# /'
-[ $((after - before)) -ge $((count / 2)) ] || fail "fewer drops counted than half the packets"
+# The C rxe (oracle) drops silently: it has no drop counters.
+if is_rrxe; then
+	[ $((after - before)) -ge $((count / 2)) ] || fail "fewer drops counted than half the packets"
+fi
 kill $srv $cli 2>/dev/null
 wait $srv $cli 2>/dev/null
 srv= cli=
