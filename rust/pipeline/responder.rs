@@ -155,11 +155,15 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
         });
         let psn = r.psn.wrapping_add(r.sent);
         let va = r.va + u64::from(off);
-        let mr = r.mr.clone();
+        let rkey = r.rkey;
         r.sent += 1;
-        let item = response(qp, snap, opcode, psn, (aeth, None), n, |buf| {
-            mr.read(va, buf)
-        });
+        let item = remote_mr(qp, snap, rkey, ACCESS_REMOTE_READ)
+            .map_err(|_| EFAULT)
+            .and_then(|mr| {
+                response(qp, snap, opcode, psn, (aeth, None), n, |buf| {
+                    mr.read(va, buf)
+                })
+            });
         match item {
             Ok(item) => out.push(item),
             Err(_) => {
@@ -445,19 +449,14 @@ fn connected(
                 let Some(reth) = h.headers.reth else {
                     return Err(DropReason::Malformed);
                 };
-                let mr = if reth.dma_len == 0 {
-                    None
-                } else {
-                    match remote_mr(qp, snap, reth.rkey, ACCESS_REMOTE_WRITE) {
-                        Ok(mr) => Some(mr),
-                        Err(s) => {
-                            nak(st, out, s);
-                            return Err(DropReason::BadRkey);
-                        }
+                if reth.dma_len != 0 {
+                    if let Err(s) = remote_mr(qp, snap, reth.rkey, ACCESS_REMOTE_WRITE) {
+                        nak(st, out, s);
+                        return Err(DropReason::BadRkey);
                     }
-                };
-                st.write = mr.map(|mr| WriteProgress {
-                    mr,
+                }
+                st.write = (reth.dma_len != 0).then_some(WriteProgress {
+                    rkey: reth.rkey,
                     va: reth.va,
                     remaining: reth.dma_len,
                 });
@@ -465,7 +464,9 @@ fn connected(
             if !payload.is_empty() {
                 let ok = match st.write.as_mut() {
                     Some(w) if payload.len() <= w.remaining as usize => {
-                        let r = w.mr.write(w.va, payload);
+                        let r = remote_mr(qp, snap, w.rkey, ACCESS_REMOTE_WRITE)
+                            .map_err(|_| EFAULT)
+                            .and_then(|mr| mr.write(w.va, payload));
                         w.va += payload.len() as u64;
                         w.remaining -= payload.len() as u32;
                         r.is_ok()
@@ -505,13 +506,10 @@ fn connected(
             let Some(reth) = h.headers.reth else {
                 return Err(DropReason::Malformed);
             };
-            let mr = match remote_mr(qp, snap, reth.rkey, ACCESS_REMOTE_READ) {
-                Ok(mr) => mr,
-                Err(s) => {
-                    nak(st, out, s);
-                    return Err(DropReason::BadRkey);
-                }
-            };
+            if let Err(s) = remote_mr(qp, snap, reth.rkey, ACCESS_REMOTE_READ) {
+                nak(st, out, s);
+                return Err(DropReason::BadRkey);
+            }
             let npkts = seq::packets_for(reth.dma_len, snap.mtu).unwrap_or(1);
             save_resource(
                 &mut st,
@@ -524,7 +522,7 @@ fn connected(
                 },
             );
             st.read = Some(ReadOut {
-                mr,
+                rkey: reth.rkey,
                 va: reth.va,
                 len: reth.dma_len,
                 psn,
@@ -679,11 +677,11 @@ fn duplicate(
                     if st.read.is_some() {
                         return Err(DropReason::Duplicate);
                     }
-                    let Ok(mr) = remote_mr(qp, snap, rkey, ACCESS_REMOTE_READ) else {
+                    if remote_mr(qp, snap, rkey, ACCESS_REMOTE_READ).is_err() {
                         return Err(DropReason::BadRkey);
-                    };
+                    }
                     st.read = Some(ReadOut {
-                        mr,
+                        rkey,
                         va,
                         len,
                         psn: p,

@@ -9,8 +9,6 @@ use crate::{
     device::RrxeDevice,
     ib::{
         AddressVector,
-        Mr,
-        ObjRef,
         Qp,
         RefTimer, //
     },
@@ -188,8 +186,11 @@ pub(crate) enum Resource {
 }
 
 /// A READ whose responses the responder is still sending.
+///
+/// Memory is named by rkey and looked up for each packet, never held: a stalled or hostile peer
+/// must not keep an MR from being deregistered.
 pub(crate) struct ReadOut {
-    pub(crate) mr: ObjRef<Mr<RrxeDevice>>,
+    pub(crate) rkey: u32,
     pub(crate) va: u64,
     pub(crate) len: u32,
     pub(crate) psn: Psn,
@@ -207,8 +208,10 @@ pub(crate) struct RecvProgress {
 }
 
 /// An RDMA WRITE in progress.
+///
+/// By rkey, as [`ReadOut`].
 pub(crate) struct WriteProgress {
-    pub(crate) mr: ObjRef<Mr<RrxeDevice>>,
+    pub(crate) rkey: u32,
     pub(crate) va: u64,
     pub(crate) remaining: u32,
 }
