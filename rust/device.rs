@@ -175,6 +175,11 @@ impl RrxeDevice {
         self.tunnels.clone()
     }
 
+    /// Copies the QPNs attached to multicast group `gid` into `out`; returns how many.
+    pub(crate) fn mcast_members(&self, gid: &[u8; 16], out: &mut [u32]) -> usize {
+        self.mcast.members(gid, out)
+    }
+
     /// The bound netdev (any context).
     pub(crate) fn netdev(&self) -> &NetDevice {
         &self.ndev

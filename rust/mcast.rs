@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Multicast groups: which UD QPs are attached to which multicast GID (IBA 10.5), within rxe's
-//! limits. TODO[MCAST]: the receive path delivers to the attached QPs and the netdev's multicast
-//! filter is programmed when the data path lands.
+//! limits. The receive path delivers a packet for QPN 0xffffff to every QP attached to its
+//! destination GID (`members`, any context); the lock is interrupt-safe for that reason and
+//! attach allocates atomically under it.
 
-use crate::limits;
-use kernel::{
-    new_mutex,
-    prelude::*,
-    sync::Mutex, //
+use crate::{
+    limits,
+    new_spinlock_irq,
+    sync::SpinLockIrq, //
 };
+use kernel::prelude::*;
 
 /// One group.
 struct Group {
@@ -21,7 +22,7 @@ struct Group {
 #[pin_data]
 pub(crate) struct McastTable {
     #[pin]
-    groups: Mutex<KVec<Group>>,
+    groups: SpinLockIrq<KVec<Group>>,
 }
 
 /// Whether `gid` is a multicast address: IPv6 `ff00::/8`, or IPv4-mapped `224.0.0.0/4`.
@@ -38,7 +39,7 @@ impl McastTable {
     /// An empty table.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
-            groups <- new_mutex!(KVec::new(), "rrxe_mcast"),
+            groups <- new_spinlock_irq!(KVec::new(), "rrxe_mcast"),
         })
     }
 
@@ -60,7 +61,7 @@ impl McastTable {
                         gid: *gid,
                         qpns: KVec::new(),
                     },
-                    GFP_KERNEL,
+                    GFP_ATOMIC,
                 )?;
                 groups.len() - 1
             }
@@ -74,7 +75,7 @@ impl McastTable {
         let r = if full {
             Err(ENOMEM)
         } else {
-            g.qpns.push(qpn, GFP_KERNEL).map_err(Error::from)
+            g.qpns.push(qpn, GFP_ATOMIC).map_err(Error::from)
         };
         if g.qpns.is_empty() {
             groups.remove(idx)?;
@@ -83,6 +84,18 @@ impl McastTable {
     }
 
     /// Detaches `qpn` from `gid`; `EINVAL` if it was not attached.
+    /// Copies the QP numbers attached to `gid` into `out`; returns how many (at most
+    /// `out.len()`). Any context: the receive path delivers multicast with it.
+    pub(crate) fn members(&self, gid: &[u8; 16], out: &mut [u32]) -> usize {
+        let groups = self.groups.lock();
+        let Some(g) = groups.iter().find(|g| g.gid == *gid) else {
+            return 0;
+        };
+        let n = g.qpns.len().min(out.len());
+        out[..n].copy_from_slice(&g.qpns[..n]);
+        n
+    }
+
     pub(crate) fn detach(&self, gid: &[u8; 16], qpn: u32) -> Result {
         let mut groups = self.groups.lock();
         let idx = groups.iter().position(|g| g.gid == *gid).ok_or(EINVAL)?;

@@ -76,7 +76,7 @@ pub(crate) enum DropReason {
     NoReceiveWqe,
     /// A response for nothing outstanding.
     StaleResponse,
-    /// Multicast delivery is not implemented.
+    /// A multicast packet for a group no QP of the device is attached to.
     Multicast,
 }
 

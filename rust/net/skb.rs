@@ -131,6 +131,25 @@ impl SkBuff {
         }
     }
 
+    /// A clone sharing the data (`skb_clone`, atomic); `ENOMEM` on failure. The data must be
+    /// treated as read-only in both afterwards.
+    pub(crate) fn try_clone(&self) -> Result<Self> {
+        // SAFETY: By the type invariant the skb is valid; a clone is a new skb we own.
+        let c = unsafe { bindings::skb_clone(self.as_raw(), kernel::bindings::GFP_ATOMIC) };
+        Ok(Self {
+            skb: NonNull::new(c).ok_or(ENOMEM)?,
+        })
+    }
+
+    /// A private copy of the buffer and its data (`skb_copy`, atomic); `ENOMEM` on failure.
+    pub(crate) fn try_copy(&self) -> Result<Self> {
+        // SAFETY: By the type invariant the skb is valid; the copy is a new skb we own.
+        let c = unsafe { bindings::skb_copy(self.as_raw(), kernel::bindings::GFP_ATOMIC) };
+        Ok(Self {
+            skb: NonNull::new(c).ok_or(ENOMEM)?,
+        })
+    }
+
     /// Removes `n` bytes from the front of the data; `EINVAL` if there are fewer.
     pub(crate) fn pull(&mut self, n: usize) -> Result {
         let n = u32::try_from(n).map_err(|_| EINVAL)?;

@@ -24,7 +24,10 @@ use crate::{
         UdpReceiver, //
     },
     proto::{
-        hdr::MULTICAST_QPN,
+        hdr::{
+            Bth,
+            MULTICAST_QPN, //
+        },
         icrc,
         packet, //
     },
@@ -127,6 +130,46 @@ pub(crate) fn loopback(dev: &Device<RrxeDevice>, skb: SkBuff, av: &AddressVector
     deliver(dev, skb, &grh);
 }
 
+/// The destination GID of a packet from its GRH area (IPv4-mapped for IPv4).
+fn dest_gid(grh: &[u8; GRH_LEN]) -> [u8; 16] {
+    let mut gid = [0u8; 16];
+    if grh[20] >> 4 == 4 {
+        gid[10] = 0xff;
+        gid[11] = 0xff;
+        gid[12..].copy_from_slice(&grh[36..40]);
+    } else {
+        gid.copy_from_slice(&grh[24..40]);
+    }
+    gid
+}
+
+/// Delivers a UD packet for QPN 0xffffff to every QP attached to its destination GID: a clone
+/// each, the last one the packet itself. A group without members is a counted drop.
+fn multicast(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], bth: &Bth) {
+    let mut qpns = [0u32; crate::limits::MAX_MCAST_QP_ATTACH as usize];
+    let n = dev.mcast_members(&dest_gid(grh), &mut qpns);
+    if n == 0 {
+        return drop_packet(dev, DropReason::Multicast, Some(bth));
+    }
+    skb.cb()[..GRH_LEN].copy_from_slice(grh);
+    dev.count_rcvd_pkt();
+    let (last, others) = match qpns[..n].split_last() {
+        Some(x) => x,
+        None => return,
+    };
+    // Clones share the (read-only from here on) data and copy the control buffer.
+    for &qpn in others {
+        if let (Some(qp), Ok(c)) = (dev.lookup_qp(qpn), skb.try_clone()) {
+            qp.pipe().inbox.push(c);
+            kick(&qp);
+        }
+    }
+    if let Some(qp) = dev.lookup_qp(*last) {
+        qp.pipe().inbox.push(skb);
+        kick(&qp);
+    }
+}
+
 /// Parses the transport headers and queues the packet to its QP.
 fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN]) {
     let parsed = match packet::parse_headers(skb.data()) {
@@ -136,7 +179,7 @@ fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN]) {
     let bth = parsed.headers.bth;
     let qpn = parsed.headers.bth.dest_qpn;
     if qpn == MULTICAST_QPN {
-        return drop_packet(dev, DropReason::Multicast, Some(&bth));
+        return multicast(dev, skb, grh, &bth);
     }
     let Some(qp) = dev.lookup_qp(qpn) else {
         return drop_packet(dev, DropReason::UnknownQp, Some(&bth));

@@ -76,6 +76,12 @@ pub(crate) fn send(dev: &Device<RrxeDevice>, item: TxItem) {
         recv::loopback(dev, skb, &av);
         return;
     }
+    // Multicast reaches the group's QPs on this device directly (a copy), and the wire.
+    if crate::mcast::is_multicast(&av.dgid) {
+        if let Ok(local) = skb.try_copy() {
+            recv::loopback(dev, local, &av);
+        }
+    }
     let r = match av.network {
         NetworkType::Ipv4 => send_ipv4(dev, &mut skb, &av, src_port).and_then(|rt| rt.output(skb)),
         NetworkType::Ipv6 => send_ipv6(dev, &mut skb, &av, src_port).and_then(|rt| rt.output(skb)),

@@ -20,7 +20,7 @@ done
 # The full suite, and the subset that also runs on the (slow) debug kernel.
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
 	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile pingpong rdma_cm perftest netns \
-	hostile_packets nvmeof kverbs busy_rmmod"
+	hostile_packets nvmeof multicast kverbs busy_rmmod"
 DEBUG="kunit link_add_del netdev_unregister one_per_netdev rmmod rxe_refusal verbs_cq verbs_qp \
 	verbs_objs verbs_hostile pingpong rdma_cm perftest hostile_packets kverbs busy_rmmod"
 if [ "$SUBSET" = debug ]; then
