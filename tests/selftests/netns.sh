@@ -101,6 +101,16 @@ xrun() {
 		grep -v -E '^ *-+ *$|^ *$' "$out/$name.cli" | tail -2 | sed "s/^/# $name client: /"
 		return 0
 	fi
+	# Under loss, ibv_rc_pingpong's server may wait forever for the ACK of its last message:
+	# the client checked everything it received and exited, destroying its QP, and the ACK was
+	# lost (the program has no teardown handshake; C rxe retries forever, rrxe gives up). With
+	# LAST_ACK_RACE_OK=1 that alone is not a failure.
+	if [ "${LAST_ACK_RACE_OK:-0}" = 1 ] && [ $rc -eq 0 ] && [ $src -eq 143 ] &&
+		grep -q 'iters in' "$out/$name.cli"; then
+		grep -v -E '^ *-+ *$|^ *$' "$out/$name.cli" | tail -2 | sed "s/^/# $name client: /"
+		diag "$name: the client got and checked everything; the server waited for the last ACK"
+		return 0
+	fi
 	diag "$name: FAILED (client exit $rc, server exit $src; 124 = timed out)"
 	grep -v -E '^ *-+ *$|^ *$' "$out/$name.cli" | tail -6 | sed "s/^/# $name client: /"
 	grep -v -E '^ *-+ *$|^ *$' "$out/$name.srv" | tail -6 | sed "s/^/# $name server: /"
@@ -137,7 +147,7 @@ else
 	else
 		diag "netem on va and vb: $(ip netns exec $A timeout 10 tc qdisc show dev va | head -1)"
 		t0=$SECONDS
-		xrun rc_netem $left -g ibv_rc_pingpong -c -n 500 -s 4096 &&
+		LAST_ACK_RACE_OK=1 xrun rc_netem $left -g ibv_rc_pingpong -c -n 500 -s 4096 &&
 			diag "rc_netem: 500 x 4096 B data-checked in $((SECONDS - t0)) s"
 	fi
 fi
