@@ -185,10 +185,7 @@ pub(crate) fn try_message(
     if (0..last).any(|i| st.entry(i).is_some_and(|t| t.done.is_none())) {
         return None;
     }
-    let Ok(w) = wqe::parse_send_wqe(&st.slot, snap.qp_type, qp.max_send_sge(), qp.max_inline())
-    else {
-        return None;
-    };
+    let w = st.cur.as_ref()?.wqe;
     if w.flags.contains(SendFlags::INLINE)
         || !matches!(
             w.opcode,

@@ -277,6 +277,7 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
         st.rd_outstanding += 1;
     }
     st.cur = Some(Progress {
+        wqe: w,
         offset: 0,
         sent: 0,
         npkts: if reads { 1 } else { npkts },
@@ -293,9 +294,7 @@ fn next_packet(
     let Some(cur) = st.cur.as_ref() else {
         return Ok(None);
     };
-    let (offset, sent, npkts) = (cur.offset, cur.sent, cur.npkts);
-    let w = wqe::parse_send_wqe(&st.slot, snap.qp_type, qp.max_send_sge(), qp.max_inline())
-        .map_err(|e| e.wc_status())?;
+    let (w, offset, sent, npkts) = (cur.wqe, cur.offset, cur.sent, cur.npkts);
     let position = seq::position(sent, npkts).ok_or(WcStatus::LocQpOpErr)?;
     let opcode =
         seq::request_opcode(snap.qp_type, w.opcode, position).ok_or(WcStatus::LocQpOpErr)?;

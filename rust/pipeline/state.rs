@@ -18,6 +18,7 @@ use crate::{
         psn::Psn,
         seq::RetryCounter,
         wqe::{
+            SendWqe,
             Sge,
             WrOpcode, //
         },
@@ -87,6 +88,8 @@ impl Track {
 
 /// The WQE the requester is sending.
 pub(crate) struct Progress {
+    /// The WQE, parsed once from `SendState::slot` (its SGE and inline offsets point there).
+    pub(crate) wqe: SendWqe,
     /// Bytes already sent.
     pub(crate) offset: u32,
     /// Packets already sent.
@@ -267,7 +270,6 @@ impl QpPipe {
         sq_elem: usize,
         rq_elem: usize,
         max_recv_sge: u32,
-        src_port: u16,
     ) -> Result<Self> {
         let n = (sq_slots as usize).max(1);
         let mut track = KVVec::with_capacity(n, GFP_KERNEL)?;
@@ -307,7 +309,6 @@ impl QpPipe {
             timer_fired: false,
             since_ackreq: 0,
         };
-        let _ = src_port;
         let recv = RecvState {
             epsn: Psn::new(0),
             msn: 0,
