@@ -261,16 +261,11 @@ impl RrxeQp {
             Qpn::Pooled(PoolIndex::alloc(dev.qpn_pool())?)
         };
         init.cap = granted;
-        let number = match &qpn {
-            Qpn::Pooled(i) => i.get(),
-            Qpn::Gsi { .. } => GSI_QPN,
-        };
         let pipe = QpPipe::new(
             sq.ring.capacity(),
             sq.ring.elem_size(),
             rq.as_ref().map_or(0, |r| r.ring.elem_size()),
             granted.max_recv_sge,
-            0xc000 | ((number ^ (number >> 14)) & 0x3fff) as u16,
         )?;
         let attr = QpAttr {
             port_num: 1,
@@ -376,6 +371,7 @@ impl RrxeQp {
             pd: qp.pd_id(),
             sq_sig_all: qp.sq_sig_all,
             kernel: qp.kernel,
+            // RoCEv2 entropy: a stable source port per QP in 0xc000..=0xffff.
             src_port: 0xc000 | ((qp.qpn() ^ (qp.qpn() >> 14)) & 0x3fff) as u16,
         }
     }
