@@ -161,10 +161,14 @@ pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
     if !gate.enter() {
         return;
     }
+    // One batch buffer for all passes of this run (emptied by each pass).
+    let mut out = Outbox::new().ok();
     loop {
-        let mut passes = 0;
-        while pass(qp) && passes < 1024 {
-            passes += 1;
+        if let Some(out) = out.as_mut() {
+            let mut passes = 0;
+            while pass(qp, out) && passes < 1024 {
+                passes += 1;
+            }
         }
         if gate.leave() {
             break;
@@ -172,29 +176,27 @@ pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
     }
 }
 
-/// One pass; `true` when it did something (another may be useful).
-fn pass(qp: &Qp<RrxeDevice>) -> bool {
+/// One pass, sending what it builds through `out`; `true` when it did something (another may
+/// be useful).
+fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox) -> bool {
     let snap = RrxeQp::snapshot(qp);
-    let Ok(mut out) = Outbox::new() else {
-        return false;
-    };
     let mut worked = false;
     let c = completer::on_timer(qp, &snap);
     worked |= c.progressed;
     let mut fatal = c.fatal;
     while !out.is_full() {
-        if responder::continue_read(qp, &snap, &mut out) {
+        if responder::continue_read(qp, &snap, out) {
             break;
         }
         let Some(mut skb) = qp.pipe().inbox.pop() else {
             break;
         };
         worked = true;
-        fatal |= handle(qp, &snap, &mut skb, &mut out);
+        fatal |= handle(qp, &snap, &mut skb, out);
     }
-    responder::flush_ack(qp, &snap, &mut out);
+    responder::flush_ack(qp, &snap, out);
     if !fatal {
-        let r = requester::run(qp, &snap, &mut out);
+        let r = requester::run(qp, &snap, out);
         worked |= r.progressed;
         fatal |= r.fatal;
     }
