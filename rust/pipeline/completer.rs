@@ -271,42 +271,15 @@ fn deliver_local(
     }
     let w = wqe::parse_send_wqe(comp_slot, snap.qp_type, qp.max_send_sge(), qp.max_inline())
         .map_err(|_| EINVAL)?;
-    let mut sges = [wqe::Sge::default(); 4];
-    let n = (w.num_sge as usize).min(sges.len());
-    if (w.num_sge as usize) > sges.len() {
-        // More SGEs than the stack copy: read them one at a time.
-        let slot = &*comp_slot;
-        let mut skip = offset;
-        let mut done = 0usize;
-        for k in 0..w.num_sge {
-            let sge = w.sge(slot, k).ok_or(EINVAL)?;
-            if skip >= sge.length {
-                skip -= sge.length;
-                continue;
-            }
-            let take = ((sge.length - skip) as usize).min(data.len() - done);
-            let one = [wqe::Sge {
-                addr: sge.addr + u64::from(skip),
-                length: take as u32,
-                lkey: sge.lkey,
-            }];
-            mem::scatter(qp.device(), snap, &one, 0, &data[done..done + take])?;
-            done += take;
-            skip = 0;
-            if done == data.len() {
-                return Ok(());
-            }
-        }
-        return if done == data.len() {
-            Ok(())
-        } else {
-            Err(EINVAL)
-        };
-    }
-    for (k, s) in sges.iter_mut().enumerate().take(n) {
-        *s = w.sge(comp_slot, k as u32).ok_or(EINVAL)?;
-    }
-    mem::scatter(qp.device(), snap, &sges[..n], offset, data)
+    let slot = &*comp_slot;
+    mem::scatter_at(
+        qp.device(),
+        snap,
+        |k| w.sge(slot, k),
+        w.num_sge,
+        offset,
+        data,
+    )
 }
 
 /// Looks at an expired timer: resumes after an RNR delay, or retransmits when nothing was

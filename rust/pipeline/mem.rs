@@ -63,17 +63,30 @@ pub(crate) fn scatter(
     data: &[u8],
 ) -> Result {
     let n = u32::try_from(sges.len()).map_err(|_| EINVAL)?;
-    walk(
-        n,
+    scatter_at(
+        dev,
+        snap,
         |i| sges.get(i as usize).copied(),
+        n,
         offset,
-        data.len(),
-        |sge, skip, r| {
-            let mr = dev.lookup_mr(sge.lkey, snap.pd).ok_or(EINVAL)?;
-            if mr.access() & ACCESS_LOCAL_WRITE == 0 && !mr.is_dma() {
-                return Err(EACCES);
-            }
-            mr.write(sge.addr + u64::from(skip), &data[r])
-        },
+        data,
     )
+}
+
+/// As [`scatter`], for `num_sge` SGEs read through `sge_at` (from a WQE slot).
+pub(crate) fn scatter_at(
+    dev: &Device<RrxeDevice>,
+    snap: &Snapshot,
+    sge_at: impl Fn(u32) -> Option<Sge>,
+    num_sge: u32,
+    offset: u32,
+    data: &[u8],
+) -> Result {
+    walk(num_sge, sge_at, offset, data.len(), |sge, skip, r| {
+        let mr = dev.lookup_mr(sge.lkey, snap.pd).ok_or(EINVAL)?;
+        if mr.access() & ACCESS_LOCAL_WRITE == 0 && !mr.is_dma() {
+            return Err(EACCES);
+        }
+        mr.write(sge.addr + u64::from(skip), &data[r])
+    })
 }
