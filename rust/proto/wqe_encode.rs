@@ -7,6 +7,7 @@
 //! index, never by pointer, and is only accepted from rings user space cannot write.
 
 use super::wqe::{
+    le,
     Sge,
     WqeError,
     WrDetail,
@@ -176,7 +177,7 @@ pub(crate) fn encode_reg_wqe(slot: &mut [u8], r: &RegWqe) -> Result<(), WqeError
 }
 
 fn rd32(slot: &[u8], off: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(slot.get(off..off + 4)?.try_into().ok()?))
+    le(slot, off).map(u32::from_le_bytes)
 }
 
 /// Reads a fast registration back, or `None` when `slot` holds something else.
@@ -185,7 +186,7 @@ pub(crate) fn parse_reg_wqe(slot: &[u8]) -> Option<RegWqe> {
         return None;
     }
     Some(RegWqe {
-        wr_id: u64::from_le_bytes(slot.get(OFF_WR_ID..OFF_WR_ID + 8)?.try_into().ok()?),
+        wr_id: le(slot, OFF_WR_ID).map(u64::from_le_bytes)?,
         flags: rd32(slot, OFF_SEND_FLAGS)?,
         mr_index: rd32(slot, OFF_REG_MR_INDEX)?,
         key: rd32(slot, OFF_REG_KEY)?,
