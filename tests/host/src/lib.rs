@@ -16,6 +16,7 @@ mod icrc_vectors;
 #[cfg(test)]
 mod tests_cqe;
 #[cfg(test)]
+#[path = "fuzz/mod.rs"]
 mod tests_fuzz;
 #[cfg(test)]
 mod tests_hdr;
