@@ -142,7 +142,44 @@ impl WrOpcode {
     pub(crate) const fn to_raw(self) -> u32 {
         self as u32
     }
+
+    /// Whether the responder answers with an RDMA READ response or an atomic ACK rather than a
+    /// plain ACK. These operations hold one of the responder's resources while outstanding, so
+    /// the requester counts them against `max_rd_atomic`.
+    pub(crate) const fn wants_response(self) -> bool {
+        matches!(
+            self,
+            Self::RdmaRead
+                | Self::AtomicCmpAndSwp
+                | Self::AtomicFetchAndAdd
+                | Self::Flush
+                | Self::AtomicWrite
+        )
+    }
+
+    /// Whether the answer is an RDMA READ response: data for a READ, a zero-length READ
+    /// RESPONSE ONLY for FLUSH and ATOMIC WRITE (IBA oA19-14, as C rxe answers them).
+    pub(crate) const fn answered_by_read_response(self) -> bool {
+        matches!(self, Self::RdmaRead | Self::Flush | Self::AtomicWrite)
+    }
+
+    /// Whether the request carries no payload (its packet count does not follow its length).
+    pub(crate) const fn request_has_no_payload(self) -> bool {
+        matches!(
+            self,
+            Self::RdmaRead | Self::AtomicCmpAndSwp | Self::AtomicFetchAndAdd | Self::Flush
+        )
+    }
 }
+
+/// `IB_FLUSH_GLOBAL`: the FLUSH placement type bit for global visibility.
+pub(crate) const FLUSH_GLOBAL: u8 = 1;
+/// `IB_FLUSH_PERSISTENT`: the FLUSH placement type bit for persistence.
+pub(crate) const FLUSH_PERSISTENT: u8 = 2;
+/// `IB_FLUSH_RANGE`: the FLUSH selectivity level of the RETH range.
+pub(crate) const FLUSH_RANGE: u8 = 0;
+/// `IB_FLUSH_MR`: the FLUSH selectivity level of the whole memory region.
+pub(crate) const FLUSH_MR: u8 = 1;
 
 /// Returns whether a queue pair of type `qp` may execute `op`.
 ///
@@ -355,6 +392,8 @@ pub(crate) enum WqeError {
     NoAddressHandle,
     /// A UD or GSI destination QPN does not fit in 24 bits.
     QpnRange,
+    /// A FLUSH with no or an unknown placement type, or an unknown selectivity level.
+    BadFlush,
 }
 
 impl WqeError {
@@ -525,6 +564,13 @@ pub(crate) fn parse_send_wqe(
         WrDetail::Ud { ah_num: 0, .. } => return Err(WqeError::NoAddressHandle),
         WrDetail::Ud { remote_qpn, .. } if remote_qpn > MAX_QPN => return Err(WqeError::QpnRange),
         WrDetail::Atomic { .. } if iova % 8 != 0 => return Err(WqeError::Misaligned),
+        WrDetail::Flush { kind, level, .. }
+            if kind == 0
+                || kind & !(FLUSH_GLOBAL | FLUSH_PERSISTENT) != 0
+                || !matches!(level, FLUSH_RANGE | FLUSH_MR) =>
+        {
+            return Err(WqeError::BadFlush)
+        }
         _ => {}
     }
     let dma_length = rd32(slot, OFF_DMA_LENGTH);

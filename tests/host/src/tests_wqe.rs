@@ -474,6 +474,76 @@ fn misaligned_atomics() {
 }
 
 #[test]
+fn flush_placement_and_selectivity() {
+    // FETH placement type: bit 0 global, bit 1 persistent, at least one; level 0 or 1.
+    for (kind, level, ok) in [
+        (1u8, 0u8, true),
+        (2, 0, true),
+        (3, 1, true),
+        (1, 1, true),
+        (0, 0, false),
+        (4, 0, false),
+        (9, 1, false),
+        (1, 2, false),
+        (1, 3, false),
+    ] {
+        let mut s = good_send(FLUSH);
+        s.put(40, &[kind, level]);
+        let r = parse(&s, QpType::Rc);
+        if ok {
+            assert_eq!(
+                r.map(|w| w.detail),
+                Ok(WrDetail::Flush {
+                    rkey: 0x4343,
+                    kind,
+                    level
+                })
+            );
+        } else {
+            assert_eq!(r, Err(WqeError::BadFlush), "type {kind} level {level}");
+        }
+    }
+    // The length names the remote range, not a payload: beyond the message limit is fine.
+    let mut s = good_send(FLUSH);
+    s.u32(184, u32::MAX);
+    assert_eq!(parse(&s, QpType::Rc).map(|w| w.length), Ok(u32::MAX));
+}
+
+#[test]
+fn operations_answered_by_more_than_an_ack() {
+    use WrOpcode as W;
+    let all = [
+        W::RdmaWrite,
+        W::RdmaWriteWithImm,
+        W::Send,
+        W::SendWithImm,
+        W::RdmaRead,
+        W::AtomicCmpAndSwp,
+        W::AtomicFetchAndAdd,
+        W::LocalInv,
+        W::BindMw,
+        W::SendWithInv,
+        W::Flush,
+        W::AtomicWrite,
+    ];
+    for op in all {
+        // Each holds a responder resource (read credit) while outstanding.
+        let wants = matches!(
+            op,
+            W::RdmaRead | W::AtomicCmpAndSwp | W::AtomicFetchAndAdd | W::Flush | W::AtomicWrite
+        );
+        assert_eq!(op.wants_response(), wants, "{op:?}");
+        // C rxe answers FLUSH and ATOMIC WRITE with a zero-length READ RESPONSE ONLY.
+        let read = matches!(op, W::RdmaRead | W::Flush | W::AtomicWrite);
+        assert_eq!(op.answered_by_read_response(), read, "{op:?}");
+        assert!(!read || wants, "{op:?}");
+        // Only ATOMIC WRITE of these carries its (8-byte) payload in the request.
+        let empty = wants && op != W::AtomicWrite;
+        assert_eq!(op.request_has_no_payload(), empty, "{op:?}");
+    }
+}
+
+#[test]
 fn iova_must_match_the_remote_address() {
     for op in [
         RDMA_WRITE,
@@ -567,6 +637,7 @@ fn error_statuses() {
         E::AddressMismatch,
         E::NoAddressHandle,
         E::QpnRange,
+        E::BadFlush,
     ];
     for e in qp_op {
         assert_eq!(e.wc_status(), WcStatus::LocQpOpErr, "{e:?}");

@@ -109,6 +109,7 @@ use crate::proto::wqe::OFF_ATOMIC_SWAP;
 use crate::proto::wqe::OFF_DMA_LENGTH;
 use crate::proto::wqe::OFF_DMA_NUM_SGE;
 use crate::proto::wqe::OFF_EX;
+use crate::proto::wqe::OFF_FLUSH_TYPE;
 use crate::proto::wqe::OFF_IOVA;
 use crate::proto::wqe::OFF_OPCODE;
 use crate::proto::wqe::OFF_RDMA_RKEY;

@@ -163,6 +163,12 @@ fn valid_send_wqe(rng: &mut Rng) -> SendCase {
         put(&mut slot, OFF_REMOTE_ADDR, &addr.to_le_bytes());
         put(&mut slot, OFF_IOVA, &addr.to_le_bytes());
     }
+    if op == WrOpcode::Flush {
+        // A placement type (global and/or persistent) and a selectivity level (range, MR).
+        let kind = 1 + rng.below(3) as u8;
+        let level = rng.below(2) as u8;
+        put(&mut slot, OFF_FLUSH_TYPE, &[kind, level]);
+    }
     if matches!(qp, QpType::Ud | QpType::Gsi) {
         put(
             &mut slot,
@@ -245,6 +251,10 @@ fn mutate_slot(rng: &mut Rng, slot: &mut Vec<u8>, fields: &[usize]) {
 fn check_send(rng: &mut Rng, slot: &[u8], qp: QpType, max_sge: u32, max_inline: u32, w: &SendWqe) {
     assert!(allowed(w.opcode, qp));
     assert_eq!(Some(w.opcode.to_raw()), get32(slot, OFF_OPCODE));
+    if let WrDetail::Flush { kind, level, .. } = w.detail {
+        // An accepted FLUSH always has a FETH the requester can encode.
+        assert!((1..=3).contains(&kind) && level <= 1, "{w:?}");
+    }
     assert_eq!(Some(w.wr_id), peek_wr_id(slot));
     assert!(w.num_sge <= max_sge);
     let range = w.payload.byte_range();
