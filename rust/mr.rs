@@ -23,9 +23,12 @@ use crate::{
 };
 use kernel::{
     prelude::*,
-    sync::atomic::{
-        Atomic,
-        Relaxed, //
+    sync::{
+        atomic::{
+            Atomic,
+            Relaxed, //
+        },
+        Arc,
     },
 };
 
@@ -71,6 +74,8 @@ pub(crate) struct RrxeMr {
     iova: u64,
     /// The length of the region in bytes.
     length: u64,
+    /// The memory windows bound to the region ([`crate::mw`]); deregistration waits for none.
+    binds: Arc<Atomic<u32>>,
 }
 
 /// `IB_ACCESS_LOCAL_WRITE`.
@@ -81,6 +86,20 @@ pub(crate) const ACCESS_REMOTE_WRITE: u32 = 1 << 1;
 pub(crate) const ACCESS_REMOTE_READ: u32 = 1 << 2;
 /// `IB_ACCESS_REMOTE_ATOMIC`.
 pub(crate) const ACCESS_REMOTE_ATOMIC: u32 = 1 << 3;
+/// `IB_ACCESS_FLUSH_GLOBAL`: FLUSH requests for global visibility may name the region.
+pub(crate) const ACCESS_FLUSH_GLOBAL: u32 = 1 << 8;
+/// `IB_ACCESS_FLUSH_PERSISTENT`: FLUSH requests for persistence may name the region.
+pub(crate) const ACCESS_FLUSH_PERSISTENT: u32 = 1 << 9;
+
+/// Refuses `IB_ACCESS_FLUSH_PERSISTENT`: it promises that a FLUSH makes the region durable,
+/// which only persistent memory can keep (C rxe refuses it for pages that are not pmem; we
+/// support no persistent memory at all).
+fn check_persistence(access: u32) -> Result {
+    if access & ACCESS_FLUSH_PERSISTENT != 0 {
+        return Err(EINVAL);
+    }
+    Ok(())
+}
 
 /// Keys for MR index `index`: the index in the upper 24 bits, a random key byte below.
 fn keys_for(index: u32) -> MrKeys {
@@ -108,6 +127,7 @@ impl RrxeMr {
                 access: Atomic::new(access),
                 iova,
                 length,
+                binds: Arc::new(Atomic::new(0), GFP_KERNEL)?,
             },
             keys,
         ))
@@ -126,6 +146,18 @@ impl RrxeMr {
     /// The `IB_ACCESS_*` rights.
     pub(crate) fn access(&self) -> u32 {
         self.access.load(Relaxed)
+    }
+
+    /// The count of memory windows bound to the region.
+    pub(crate) fn binds(&self) -> &Arc<Atomic<u32>> {
+        &self.binds
+    }
+
+    /// Whether a memory window may cover `[addr, addr + len)`: inside a user region (kernel
+    /// consumers cannot bind windows, so their DMA and fast-registration MRs hold none).
+    pub(crate) fn can_hold_window(&self, addr: u64, len: u64) -> bool {
+        matches!(self.kind, MrKind::User { .. })
+            && usize::try_from(len).is_ok_and(|len| self.offset(addr, len).is_ok())
     }
 
     /// The byte offset of `[va, va + len)` in the region; `EFAULT` outside it.
@@ -147,6 +179,7 @@ impl RrxeMr {
         let MrKind::FastReg { pages } = &mr.kind else {
             return Err(EINVAL);
         };
+        check_persistence(access)?;
         let (iova, length, page_size) = mr.frwr_layout();
         let page_size = u64::from(page_size);
         if page_size == 0 || !page_size.is_power_of_two() {
@@ -266,9 +299,57 @@ impl RrxeMr {
         match &self.kind {
             MrKind::User { umem } => umem.pages().atomic_u64(off as usize, f),
             MrKind::Dma => crate::mm::kernel_atomic_u64(va, f),
-            // Atomics on fast-registered memory are not supported.
-            MrKind::FastReg { .. } => Err(EFAULT),
+            MrKind::FastReg { pages } => {
+                // An aligned word never crosses a page (pages are at least 4 KiB): find its
+                // kernel address under the lock, so an invalidation cannot race the lookup.
+                let p = pages.lock();
+                let addr = Self::frwr_word(&p, va)?;
+                crate::mm::kernel_atomic_u64(addr, f)
+            }
         }
+    }
+
+    /// The kernel address of the aligned 64-bit word at `va` of a valid fast registration.
+    fn frwr_word(p: &PageList, va: u64) -> Result<u64> {
+        let ps = p.page_size;
+        if !p.valid || ps < 8 || va % 8 != 0 {
+            return Err(EFAULT);
+        }
+        let off = va.checked_sub(p.iova).ok_or(EFAULT)?;
+        if off.checked_add(8).is_none_or(|e| e > p.length) {
+            return Err(EFAULT);
+        }
+        let pos = (p.iova & (ps - 1)).checked_add(off).ok_or(EFAULT)?;
+        let idx = usize::try_from(pos / ps).map_err(|_| EFAULT)?;
+        Ok(p.pages.get(idx).ok_or(EFAULT)?.wrapping_add(pos % ps))
+    }
+
+    /// Executes a FLUSH (IBA Annex A19) of `[va, va + len)`, or of the whole region when
+    /// `whole` (selectivity level `IB_FLUSH_MR`). The region is ordinary, cache-coherent
+    /// memory: global visibility needs only that every earlier write is ordered before the
+    /// answer; persistence is refused at registration (there is no persistent memory to make
+    /// durable), so a FLUSH asking for it never finds an MR with the right to it.
+    pub(crate) fn flush(&self, va: u64, len: u64, whole: bool) -> Result {
+        if !whole {
+            match &self.kind {
+                MrKind::FastReg { pages } => {
+                    let p = pages.lock();
+                    let off = va.checked_sub(p.iova).ok_or(EFAULT)?;
+                    if !p.valid || off.checked_add(len).is_none_or(|e| e > p.length) {
+                        return Err(EFAULT);
+                    }
+                }
+                _ => {
+                    self.offset(va, usize::try_from(len).map_err(|_| EFAULT)?)?;
+                }
+            }
+        } else if let MrKind::FastReg { pages } = &self.kind {
+            if !pages.lock().valid {
+                return Err(EFAULT);
+            }
+        }
+        core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+        Ok(())
     }
 
     /// Re-registration in place: a new PD (moved by ib_core) and/or new access rights, which
@@ -278,6 +359,7 @@ impl RrxeMr {
             umem.check_rereg(flags, access)?;
         }
         if flags & REREG_ACCESS != 0 {
+            check_persistence(access)?;
             mr.access.store(access, Relaxed);
         }
         Ok(())
@@ -290,6 +372,7 @@ impl RrxeMr {
         iova: u64,
         access: u32,
     ) -> Result<(Self, MrKeys)> {
+        check_persistence(access)?;
         let len = umem.len();
         iova.checked_add(len).ok_or(EINVAL)?;
         Self::new(dev, MrKind::User { umem }, access, iova, len)
