@@ -47,7 +47,11 @@ use crate::{
     limits,
     mcast::McastTable,
     mr::RrxeMr,
-    mw::RrxeMw,
+    mw::{
+        MwState,
+        MwTable,
+        RrxeMw, //
+    },
     pipeline::{
         DropReason,
         Tunnels, //
@@ -94,6 +98,8 @@ pub(crate) struct RrxeDevice {
     qp_table: Pin<KBox<SparseTable<ObjRef<Qp<RrxeDevice>>>>>,
     /// MRs by index (key >> 8), for the data path.
     mr_table: Pin<KBox<SparseTable<ObjRef<Mr<RrxeDevice>>>>>,
+    /// Memory windows by index (rkey >> 8), for the data path.
+    mw_table: Arc<MwTable>,
     /// Address vectors by `ah_num`, for UD sends.
     ah_table: Arc<SparseTable<AddressVector>>,
     /// The UDP port 4791 sockets of this device's network namespace (shared by its devices).
@@ -133,6 +139,7 @@ impl RrxeDevice {
             gsi: Arc::new(Atomic::new(false), GFP_KERNEL)?,
             qp_table: KBox::pin_init(SparseTable::new(limits::MAX_QP_INDEX), GFP_KERNEL)?,
             mr_table: KBox::pin_init(SparseTable::new(limits::MAX_MR_INDEX), GFP_KERNEL)?,
+            mw_table: Arc::pin_init(SparseTable::new(limits::MAX_QP_INDEX), GFP_KERNEL)?,
             ah_table: Arc::pin_init(SparseTable::new(limits::MAX_AH), GFP_KERNEL)?,
             tunnels,
             ndev,
@@ -199,6 +206,20 @@ impl RrxeDevice {
     pub(crate) fn lookup_mr(&self, key: u32, pd: usize) -> Option<ObjRef<Mr<RrxeDevice>>> {
         let mr = self.mr_table.get(key >> 8)?;
         (mr.lkey() == key && mr.pd_id() == pd).then_some(mr)
+    }
+
+    /// The MW table (shared with the MWs, which remove themselves).
+    pub(crate) fn mw_table(&self) -> &Arc<MwTable> {
+        &self.mw_table
+    }
+
+    /// The memory window an rkey names, if it names one (MW indices lie above MR indices).
+    pub(crate) fn lookup_mw(&self, rkey: u32) -> Option<Arc<MwState>> {
+        let index = rkey >> 8;
+        if index <= limits::MAX_MR_INDEX {
+            return None;
+        }
+        self.mw_table.get(index)
     }
 
     /// The AH table (shared with the AHs, which remove themselves).
@@ -397,8 +418,14 @@ impl ib::DeviceOps for RrxeDevice {
         let _ = dev.mr_table.insert(mr.index(), ObjRef::new(mr), GFP_KERNEL);
     }
 
-    fn mr_destroying(dev: &Device<Self>, mr: &Mr<Self>) {
+    fn mr_destroying(dev: &Device<Self>, mr: &Mr<Self>) -> Result {
+        // Bound windows keep the region (IBA o10-36). A bind racing this check may still
+        // land; its window then names a dead key and every access through it fails.
+        if mr.binds().load(Relaxed) != 0 {
+            return Err(EBUSY);
+        }
         drop(dev.mr_table.remove(mr.index()));
+        Ok(())
     }
 
     fn qp_created(qp: &Qp<Self>) {
@@ -503,7 +530,7 @@ impl ib::DeviceOps for RrxeDevice {
 
     type Mw = RrxeMw;
 
-    fn alloc_mw(dev: &Device<Self>, mw_type: MwType) -> Result<(RrxeMw, u32)> {
-        RrxeMw::alloc(dev, mw_type)
+    fn alloc_mw(dev: &Device<Self>, mw_type: MwType, pd: usize) -> Result<(RrxeMw, u32)> {
+        RrxeMw::alloc(dev, mw_type, pd)
     }
 }

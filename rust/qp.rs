@@ -39,6 +39,7 @@ use crate::{
     index::PoolIndex,
     kernel_ext::eopnotsupp,
     limits,
+    mw::QpToken,
     proto::{
         qp_state::{
             self,
@@ -129,6 +130,8 @@ pub(crate) struct RrxeQp {
     kernel: bool,
     /// The packet pipeline's state.
     pipe: QpPipe,
+    /// This QP's identity for the type 2 memory windows bound to it.
+    mw_token: QpToken,
 }
 
 /// The QP number of the GSI QP (QP1).
@@ -300,10 +303,16 @@ impl RrxeQp {
             srq: init.srq.take(),
             kernel,
             pipe,
+            mw_token: Arc::new((), GFP_KERNEL)?,
         })
     }
 
-    /// The pipeline state.
+    /// This QP's identity for the type 2 windows bound to it.
+    pub(crate) fn mw_token(&self) -> &QpToken {
+        &self.mw_token
+    }
+
+    /// The packet pipeline's state.
     pub(crate) fn pipe(&self) -> &QpPipe {
         &self.pipe
     }

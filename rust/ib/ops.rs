@@ -158,8 +158,11 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// Called once the MR exists, as [`Self::qp_created`].
     fn mr_created(_dev: &Device<Self>, _mr: &Mr<Self>) {}
 
-    /// Called first when the MR is deregistered, as [`Self::qp_destroying`].
-    fn mr_destroying(_dev: &Device<Self>, _mr: &Mr<Self>) {}
+    /// Called first when the MR is deregistered, as [`Self::qp_destroying`]. An error refuses
+    /// the deregistration: the MR stays registered and the error goes back to the caller.
+    fn mr_destroying(_dev: &Device<Self>, _mr: &Mr<Self>) -> Result {
+        Ok(())
+    }
 
     /// The DMA MR of a kernel PD (all of memory, virtual DMA).
     fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(Self::Mr, MrKeys)>;
@@ -249,8 +252,9 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The driver data of a memory window.
     type Mw: Send + Sync;
 
-    /// Allocates a memory window; returns its data and initial rkey.
-    fn alloc_mw(dev: &Device<Self>, mw_type: MwType) -> Result<(Self::Mw, u32)>;
+    /// Allocates a memory window in the protection domain with identity `pd` (as
+    /// [`Mr::pd_id`]); returns its data and initial rkey.
+    fn alloc_mw(dev: &Device<Self>, mw_type: MwType, pd: usize) -> Result<(Self::Mw, u32)>;
 }
 
 /// Builds the C ops table for `T` and holds its trampolines.

@@ -143,9 +143,12 @@ impl<T: DeviceOps> Adapter<T> {
         mr: *mut bindings::ib_mr,
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
-        // SAFETY: One of our MRs, not used after this call.
+        // SAFETY: One of our MRs. It is not used after this call unless the driver refuses
+        // the deregistration, in which case it stays as it was.
         unsafe {
-            T::mr_destroying(Self::dev((*mr).device), Mr::from_raw(mr));
+            if let Err(e) = T::mr_destroying(Self::dev((*mr).device), Mr::from_raw(mr)) {
+                return e.to_errno();
+            }
             Mr::<T>::free(mr);
         }
         0
@@ -159,10 +162,16 @@ impl<T: DeviceOps> Adapter<T> {
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         from_result(|| {
-            // SAFETY: The core set `device` and `type_` before calling.
-            let (dev, ty) = unsafe { (Self::dev((*ibmw).device), (*ibmw).type_) };
+            // SAFETY: The core set `device`, `pd` and `type_` before calling.
+            let (dev, ty, pd) = unsafe {
+                (
+                    Self::dev((*ibmw).device),
+                    (*ibmw).type_,
+                    (*ibmw).pd as usize,
+                )
+            };
             let ty = MwType::from_raw(ty).ok_or(EINVAL)?;
-            let (data, rkey) = T::alloc_mw(dev, ty)?;
+            let (data, rkey) = T::alloc_mw(dev, ty, pd)?;
             // SAFETY: The core allocated `size_ib_mw` bytes for an `Mw<T>`; `data` is unset.
             unsafe {
                 Mw::<T>::init(ibmw, data);
