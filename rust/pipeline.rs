@@ -17,6 +17,7 @@ mod mem;
 mod recv;
 mod requester;
 mod responder;
+mod rkey;
 pub(crate) mod state;
 mod tunnel;
 mod xmit;

@@ -218,8 +218,14 @@ pub(crate) fn on_response(
                 }
                 return out;
             }
-            let is_read = t.opcode == WrOpcode::RdmaRead;
+            let is_read = t.opcode.answered_by_read_response();
             if is_read != (h.info.kind == OpKind::ReadResponse) {
+                out.dropped = true;
+                return out;
+            }
+            // FLUSH and ATOMIC WRITE are answered by one zero-length READ RESPONSE ONLY.
+            let is_data = t.opcode == WrOpcode::RdmaRead;
+            if is_read && !is_data && !(payload.is_empty() && h.info.position.ends_message()) {
                 out.dropped = true;
                 return out;
             }
@@ -235,7 +241,12 @@ pub(crate) fn on_response(
                 &orig
             };
             let offset = psn.distance_from(t.first_psn).saturating_mul(snap.mtu);
-            let status = match deliver_local(qp, snap, &mut st, i, offset, data) {
+            let delivered = if is_read && !is_data {
+                Ok(())
+            } else {
+                deliver_local(qp, snap, &mut st, i, offset, data)
+            };
+            let status = match delivered {
                 Ok(()) => WcStatus::Success,
                 Err(_) => WcStatus::LocProtErr,
             };

@@ -19,12 +19,14 @@ use crate::{
     device::RrxeDevice,
     ib::Qp,
     mr::RrxeMr,
+    mw::BindRequest,
     proto::{
         cqe::WcStatus,
         hdr::{
             AtomicEth,
             Bth,
             Deth,
+            Feth,
             Ieth,
             Immdt,
             Reth,
@@ -217,10 +219,7 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
     }
     match w.opcode {
         WrOpcode::LocalInv => {
-            let ok = qp
-                .device()
-                .lookup_mr(w.ex, snap.pd)
-                .is_some_and(|mr| mr.invalidate().is_ok());
+            let ok = super::rkey::invalidate(qp.device(), w.ex, snap.pd, None).is_ok();
             let status = if ok {
                 WcStatus::Success
             } else {
@@ -230,16 +229,27 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
             st.push(track);
             return if ok { Start::Finished } else { Start::Failed };
         }
-        // Not implemented in the data path yet: memory window binding, FLUSH, ATOMIC WRITE.
-        WrOpcode::BindMw | WrOpcode::Flush | WrOpcode::AtomicWrite => {
-            track.done = Some(WcStatus::LocQpOpErr.to_raw());
+        WrOpcode::BindMw => {
+            let ok = bind_mw(qp, snap, &w).is_ok();
+            let status = if ok {
+                WcStatus::Success
+            } else {
+                WcStatus::MwBindErr
+            };
+            track.done = Some(status.to_raw());
             st.push(track);
-            return Start::Failed;
+            return if ok { Start::Finished } else { Start::Failed };
         }
         _ => {}
     }
     let mtu = mtu_of(snap);
-    let Some(npkts) = seq::packets_for(w.length, mtu) else {
+    // A FLUSH names a remote range of any length but is one packet without payload.
+    let npkts = if w.opcode == WrOpcode::Flush {
+        Some(1)
+    } else {
+        seq::packets_for(w.length, mtu)
+    };
+    let Some(npkts) = npkts else {
         return Start::Blocked;
     };
     let is_ud = matches!(snap.qp_type, QpType::Ud | QpType::Gsi);
@@ -248,10 +258,9 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
         st.push(track);
         return Start::Failed;
     }
-    let reads = matches!(
-        w.opcode,
-        WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
-    );
+    // Operations answered with data or a value hold a responder resource (a read credit)
+    // and take one request packet.
+    let reads = w.opcode.wants_response();
     if snap.qp_type == QpType::Rc {
         if reads && st.rd_outstanding >= u32::from(snap.max_rd_atomic.max(1)) {
             return Start::Blocked;
@@ -285,6 +294,33 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
     Start::Started
 }
 
+/// Executes an `IB_WR_BIND_MW` (from `ibv_bind_mw` for type 1 windows, posted directly for
+/// type 2): the window named by its current rkey moves onto a range of a region of the QP's PD.
+fn bind_mw(qp: &Qp<RrxeDevice>, snap: &Snapshot, w: &SendWqe) -> Result {
+    let WrDetail::Mw {
+        addr,
+        length,
+        mr_lkey,
+        mw_rkey,
+        rkey,
+        access,
+    } = w.detail
+    else {
+        return Err(EINVAL);
+    };
+    let dev = qp.device();
+    let mw = dev.lookup_mw(mw_rkey).ok_or(EINVAL)?;
+    let mr = dev.lookup_mr(mr_lkey, snap.pd);
+    let req = BindRequest {
+        addr,
+        length,
+        mw_rkey,
+        new_rkey: rkey,
+        access,
+    };
+    mw.bind(&req, mr.as_deref(), snap.pd, qp.mw_token())
+}
+
 /// Builds the next packet of the current WQE.
 fn next_packet(
     qp: &Qp<RrxeDevice>,
@@ -299,10 +335,7 @@ fn next_packet(
     let opcode =
         seq::request_opcode(snap.qp_type, w.opcode, position).ok_or(WcStatus::LocQpOpErr)?;
     let mtu = mtu_of(snap);
-    let payload = if matches!(
-        w.opcode,
-        WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
-    ) {
+    let payload = if w.opcode.request_has_no_payload() {
         0
     } else {
         (w.length - offset).min(mtu)
@@ -346,7 +379,7 @@ fn next_packet(
         match ext {
             E::Reth if starts => {
                 let rkey = match w.detail {
-                    WrDetail::Rdma { rkey } => rkey,
+                    WrDetail::Rdma { rkey } | WrDetail::Flush { rkey, .. } => rkey,
                     _ => 0,
                 };
                 h.reth = Some(Reth {
@@ -362,6 +395,14 @@ fn next_packet(
                 })
             }
             E::Ieth => h.ieth = Some(Ieth { rkey: w.ex }),
+            E::Feth => {
+                if let WrDetail::Flush { kind, level, .. } = w.detail {
+                    h.feth = Some(Feth {
+                        selectivity: level,
+                        placement_type: kind,
+                    });
+                }
+            }
             E::Deth => {
                 let qkey = match w.detail {
                     // The top bit asks for the QP's own Q_Key (IBA 10.2.5).

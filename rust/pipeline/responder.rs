@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The responder: executes the requests that arrive for a QP (SEND into receive WQEs, RDMA
-//! WRITE, RDMA READ, atomics) after checking PSN order, opcode sequence, keys, rights and
+//! WRITE, RDMA READ, atomics, ATOMIC WRITE, FLUSH) after checking PSN order, opcode sequence, keys, rights and
 //! bounds; answers RC requests with coalesced ACKs, NAKs, READ responses and atomic ACKs, and
 //! replays READs and atomics for duplicates.
 
 use super::{
-    mem,
+    mem, rkey,
     state::{
         ReadOut,
         RecvProgress,
@@ -23,6 +23,8 @@ use crate::{
     device::RrxeDevice,
     ib::Qp,
     mr::{
+        ACCESS_FLUSH_GLOBAL,
+        ACCESS_FLUSH_PERSISTENT,
         ACCESS_REMOTE_ATOMIC,
         ACCESS_REMOTE_READ,
         ACCESS_REMOTE_WRITE, //
@@ -157,11 +159,11 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
         let va = r.va + u64::from(off);
         let rkey = r.rkey;
         r.sent += 1;
-        let item = remote_mr(qp, snap, rkey, ACCESS_REMOTE_READ)
+        let item = rkey::resolve(qp, snap, rkey, ACCESS_REMOTE_READ, va, n as u64)
             .map_err(|_| EFAULT)
-            .and_then(|mr| {
+            .and_then(|t| {
                 response(qp, snap, opcode, psn, (aeth, None), n, |buf| {
-                    mr.read(va, buf)
+                    t.mr.read(t.va, buf)
                 })
             });
         match item {
@@ -177,26 +179,6 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
         }
     }
     st.read.is_some()
-}
-
-/// Looks up an rkey for a remote operation needing `access`, checking the QP's own rights.
-fn remote_mr(
-    qp: &Qp<RrxeDevice>,
-    snap: &Snapshot,
-    rkey: u32,
-    access: u32,
-) -> Result<crate::ib::ObjRef<crate::ib::Mr<RrxeDevice>>, u8> {
-    if snap.access & access == 0 {
-        return Err(Aeth::NAK_REMOTE_ACCESS_ERROR);
-    }
-    let mr = qp
-        .device()
-        .lookup_mr(rkey, snap.pd)
-        .ok_or(Aeth::NAK_REMOTE_ACCESS_ERROR)?;
-    if mr.access() & access == 0 {
-        return Err(Aeth::NAK_REMOTE_ACCESS_ERROR);
-    }
-    Ok(mr)
 }
 
 /// Writes a receive completion.
@@ -435,9 +417,8 @@ fn connected(
                     c.wc_flags.0 |= WcFlags::WITH_IMM;
                 }
                 if let Some(i) = h.headers.ieth {
-                    if let Some(mr) = qp.device().lookup_mr(i.rkey, snap.pd) {
-                        let _ = mr.invalidate();
-                    }
+                    let on = Some(qp.mw_token());
+                    let _ = rkey::invalidate(qp.device(), i.rkey, snap.pd, on);
                     c.ex = i.rkey;
                     c.wc_flags.0 |= WcFlags::WITH_INV;
                 }
@@ -450,7 +431,10 @@ fn connected(
                     return Err(DropReason::Malformed);
                 };
                 if reth.dma_len != 0 {
-                    if let Err(s) = remote_mr(qp, snap, reth.rkey, ACCESS_REMOTE_WRITE) {
+                    let len = u64::from(reth.dma_len);
+                    let target =
+                        rkey::resolve(qp, snap, reth.rkey, ACCESS_REMOTE_WRITE, reth.va, len);
+                    if let Err(s) = target {
                         nak(st, out, s);
                         return Err(DropReason::BadRkey);
                     }
@@ -464,9 +448,10 @@ fn connected(
             if !payload.is_empty() {
                 let ok = match st.write.as_mut() {
                     Some(w) if payload.len() <= w.remaining as usize => {
-                        let r = remote_mr(qp, snap, w.rkey, ACCESS_REMOTE_WRITE)
+                        let len = payload.len() as u64;
+                        let r = rkey::resolve(qp, snap, w.rkey, ACCESS_REMOTE_WRITE, w.va, len)
                             .map_err(|_| EFAULT)
-                            .and_then(|mr| mr.write(w.va, payload));
+                            .and_then(|t| t.mr.write(t.va, payload));
                         w.va += payload.len() as u64;
                         w.remaining -= payload.len() as u32;
                         r.is_ok()
@@ -506,7 +491,8 @@ fn connected(
             let Some(reth) = h.headers.reth else {
                 return Err(DropReason::Malformed);
             };
-            if let Err(s) = remote_mr(qp, snap, reth.rkey, ACCESS_REMOTE_READ) {
+            let len = u64::from(reth.dma_len);
+            if let Err(s) = rkey::resolve(qp, snap, reth.rkey, ACCESS_REMOTE_READ, reth.va, len) {
                 nak(st, out, s);
                 return Err(DropReason::BadRkey);
             }
@@ -539,15 +525,15 @@ fn connected(
                 nak(st, out, Aeth::NAK_INVALID_REQUEST);
                 return Err(DropReason::Malformed);
             }
-            let mr = match remote_mr(qp, snap, a.rkey, ACCESS_REMOTE_ATOMIC) {
-                Ok(mr) => mr,
+            let t = match rkey::resolve(qp, snap, a.rkey, ACCESS_REMOTE_ATOMIC, a.va, 8) {
+                Ok(t) => t,
                 Err(s) => {
                     nak(st, out, s);
                     return Err(DropReason::BadRkey);
                 }
             };
             let cas = h.info.kind == OpKind::CompareSwap;
-            let r = mr.atomic_u64(a.va, |w| {
+            let r = t.mr.atomic_u64(t.va, |w| {
                 if cas {
                     match w.compare_exchange(a.compare, a.swap_add, SeqCst, SeqCst) {
                         Ok(v) | Err(v) => v,
@@ -568,6 +554,68 @@ fn connected(
             drop(st);
             atomic_ack(qp, snap, msn, psn, orig, out);
             qp.device().count_recv(0);
+            return Ok(());
+        }
+        OpKind::AtomicWrite if rc => {
+            // IBA oA19-28: exactly 8 bytes to an aligned address, written as one store.
+            let Some(reth) = h.headers.reth else {
+                return Err(DropReason::Malformed);
+            };
+            let Ok(value) = <[u8; 8]>::try_from(payload) else {
+                nak(st, out, Aeth::NAK_INVALID_REQUEST);
+                return Err(DropReason::LengthError);
+            };
+            if reth.dma_len != 8 || bth.pad != 0 || reth.va % 8 != 0 {
+                nak(st, out, Aeth::NAK_INVALID_REQUEST);
+                return Err(DropReason::LengthError);
+            }
+            let stored = rkey::resolve(qp, snap, reth.rkey, ACCESS_REMOTE_WRITE, reth.va, 8)
+                .and_then(|t| {
+                    t.mr.atomic_u64(t.va, |w| w.store(u64::from_ne_bytes(value), SeqCst))
+                        .map_err(|_| Aeth::NAK_REMOTE_ACCESS_ERROR)
+                });
+            if let Err(s) = stored {
+                nak(st, out, s);
+                return Err(DropReason::BadRkey);
+            }
+            answer_with_empty_read(qp, snap, st, psn, payload.len(), out);
+            return Ok(());
+        }
+        OpKind::Flush if rc => {
+            let (Some(feth), Some(reth)) = (h.headers.feth, h.headers.reth) else {
+                return Err(DropReason::Malformed);
+            };
+            let kind = feth.placement_type;
+            let known = wqe::FLUSH_GLOBAL | wqe::FLUSH_PERSISTENT;
+            let whole = match feth.selectivity {
+                wqe::FLUSH_RANGE => false,
+                wqe::FLUSH_MR => true,
+                _ => {
+                    nak(st, out, Aeth::NAK_INVALID_REQUEST);
+                    return Err(DropReason::Malformed);
+                }
+            };
+            if kind == 0 || kind & !known != 0 || !payload.is_empty() {
+                nak(st, out, Aeth::NAK_INVALID_REQUEST);
+                return Err(DropReason::Malformed);
+            }
+            let mut access = 0;
+            if kind & wqe::FLUSH_GLOBAL != 0 {
+                access |= ACCESS_FLUSH_GLOBAL;
+            }
+            if kind & wqe::FLUSH_PERSISTENT != 0 {
+                access |= ACCESS_FLUSH_PERSISTENT;
+            }
+            let len = if whole { 0 } else { u64::from(reth.dma_len) };
+            let flushed = rkey::resolve(qp, snap, reth.rkey, access, reth.va, len).and_then(|t| {
+                t.mr.flush(t.va, len, whole)
+                    .map_err(|_| Aeth::NAK_REMOTE_ACCESS_ERROR)
+            });
+            if let Err(s) = flushed {
+                nak(st, out, s);
+                return Err(DropReason::BadRkey);
+            }
+            answer_with_empty_read(qp, snap, st, psn, 0, out);
             return Ok(());
         }
         _ => {
@@ -632,6 +680,38 @@ fn atomic_ack(
     }
 }
 
+/// Finishes a FLUSH or ATOMIC WRITE at `psn`: keeps it for duplicates and answers with a
+/// zero-length READ RESPONSE ONLY carrying the ACK (IBA oA19-14; what C rxe sends and expects).
+fn answer_with_empty_read(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    mut st: kernel::sync::lock::Guard<'_, RecvState, crate::sync::SpinLockIrqBackend>,
+    psn: Psn,
+    received: usize,
+    out: &mut Outbox,
+) {
+    save_resource(&mut st, Resource::Answered { psn });
+    st.msn = st.msn.wrapping_add(1);
+    st.epsn = psn.next();
+    st.last_op = None;
+    let msn = st.msn;
+    drop(st);
+    empty_read_response(qp, snap, msn, psn, out);
+    qp.device().count_recv(received);
+}
+
+/// Queues a zero-length RDMA READ RESPONSE ONLY acknowledging `psn`.
+fn empty_read_response(qp: &Qp<RrxeDevice>, snap: &Snapshot, msn: u32, psn: Psn, out: &mut Outbox) {
+    let aeth = Aeth {
+        syndrome: Aeth::ACK_UNLIMITED,
+        msn: msn & 0xff_ffff,
+    };
+    let opcode = Opcode::RC_READ_RESPONSE_ONLY;
+    if let Ok(item) = response(qp, snap, opcode, psn, (Some(aeth), None), 0, |_| Ok(())) {
+        out.push(item);
+    }
+}
+
 fn save_resource(st: &mut RecvState, r: Resource) {
     let n = st.resources.len();
     if n == 0 {
@@ -664,7 +744,7 @@ fn duplicate(
         Some(DuplicateAction::Replay) => {
             let found = st.resources.iter().flatten().copied().find(|r| match *r {
                 Resource::Read { psn: p, npkts, .. } => crate::proto::psn::in_window(psn, p, npkts),
-                Resource::Atomic { psn: p, .. } => p == psn,
+                Resource::Atomic { psn: p, .. } | Resource::Answered { psn: p } => p == psn,
             });
             match found {
                 Some(Resource::Read {
@@ -677,7 +757,8 @@ fn duplicate(
                     if st.read.is_some() {
                         return Err(DropReason::Duplicate);
                     }
-                    if remote_mr(qp, snap, rkey, ACCESS_REMOTE_READ).is_err() {
+                    let whole = u64::from(len);
+                    if rkey::resolve(qp, snap, rkey, ACCESS_REMOTE_READ, va, whole).is_err() {
                         return Err(DropReason::BadRkey);
                     }
                     st.read = Some(ReadOut {
@@ -694,6 +775,13 @@ fn duplicate(
                     let msn = st.msn;
                     drop(st);
                     atomic_ack(qp, snap, msn, psn, orig, out);
+                    Ok(())
+                }
+                // Executed once already: only the answer is sent again (oA19-14, oA19-15).
+                Some(Resource::Answered { .. }) => {
+                    let msn = st.msn;
+                    drop(st);
+                    empty_read_response(qp, snap, msn, psn, out);
                     Ok(())
                 }
                 None => Err(DropReason::Duplicate),

@@ -76,13 +76,10 @@ pub(crate) struct Track {
 }
 
 impl Track {
-    /// Whether the responder answers with data (RDMA READ) or a value (atomics) rather than
-    /// a plain ACK.
+    /// Whether the responder answers with a READ response or an atomic ACK rather than a
+    /// plain ACK ([`WrOpcode::wants_response`]).
     pub(crate) fn wants_response(&self) -> bool {
-        matches!(
-            self.opcode,
-            WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
-        )
+        self.opcode.wants_response()
     }
 }
 
@@ -173,7 +170,7 @@ impl SendState {
     }
 }
 
-/// A READ or atomic request the responder executed, kept for duplicates (replay).
+/// A request the responder answered with more than an ACK, kept for duplicates (replay).
 #[derive(Clone, Copy)]
 pub(crate) enum Resource {
     /// An RDMA READ: its responses use `npkts` PSNs from `psn`.
@@ -186,6 +183,8 @@ pub(crate) enum Resource {
     },
     /// An atomic: the original value it returned.
     Atomic { psn: Psn, orig: u64 },
+    /// A FLUSH or ATOMIC WRITE: answered by a zero-length READ response, never executed twice.
+    Answered { psn: Psn },
 }
 
 /// A READ whose responses the responder is still sending.

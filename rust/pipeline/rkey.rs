@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Remote keys and local invalidation: what the rkey of a request names (a memory region, or a
+//! memory window onto one) once the QP's rights, the key's rights and, for a window, its
+//! bounds and owner QP are checked; and the invalidation of either kind of key.
+
+use super::state::Snapshot;
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        Mr,
+        ObjRef,
+        Qp, //
+    },
+    mw::QpToken,
+    proto::hdr::Aeth,
+};
+use kernel::prelude::*;
+
+/// Where a remote access lands: the region, and the region address of its first byte.
+pub(crate) struct Target {
+    pub(crate) mr: ObjRef<Mr<RrxeDevice>>,
+    pub(crate) va: u64,
+}
+
+/// Resolves `rkey` for a remote operation needing every right in `access` on the bytes
+/// `[va, va + len)` (`len` zero for a FLUSH of a whole region). Fails with the NAK syndrome
+/// to answer (remote access error).
+///
+/// For a region the bounds are checked when the bytes move ([`crate::mr::RrxeMr::read`] and
+/// friends); a window's bounds are checked here, as only the window knows them.
+pub(crate) fn resolve(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    rkey: u32,
+    access: u32,
+    va: u64,
+    len: u64,
+) -> Result<Target, u8> {
+    const DENIED: u8 = Aeth::NAK_REMOTE_ACCESS_ERROR;
+    if snap.access & access != access {
+        return Err(DENIED);
+    }
+    let dev = qp.device();
+    if let Some(mw) = dev.lookup_mw(rkey) {
+        let t = mw
+            .resolve(rkey, snap.pd, qp.mw_token(), access, va, len)
+            .ok_or(DENIED)?;
+        let mr = dev.lookup_mr(t.mr_key, snap.pd).ok_or(DENIED)?;
+        return Ok(Target { mr, va: t.va });
+    }
+    let mr = dev.lookup_mr(rkey, snap.pd).ok_or(DENIED)?;
+    if mr.access() & access != access {
+        return Err(DENIED);
+    }
+    Ok(Target { mr, va })
+}
+
+/// Invalidates `rkey` in PD `pd`: a fast-registration MR, or a type 2 window (bound to the QP
+/// `on` for a SEND with invalidate). `EINVAL` for anything else.
+pub(crate) fn invalidate(
+    dev: &crate::ib::Device<RrxeDevice>,
+    rkey: u32,
+    pd: usize,
+    on: Option<&QpToken>,
+) -> Result {
+    if let Some(mw) = dev.lookup_mw(rkey) {
+        return mw.invalidate(rkey, pd, on);
+    }
+    dev.lookup_mr(rkey, pd).ok_or(EINVAL)?.invalidate()
+}
