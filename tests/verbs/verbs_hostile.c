@@ -19,6 +19,7 @@
 #include <rdma/rdma_user_rxe.h>
 
 #include "common.h"
+#include "raw_ring.h"
 
 
 static struct ibv_context *ctx;
@@ -41,26 +42,6 @@ struct qp_set {
 	struct rxe_queue_buf *sq; /* the mapped send ring */
 	struct rxe_queue_buf *cqbuf;
 };
-
-/* This process's uverbs mappings whose ring header says log2_elem_size == log2. */
-static void *find_ring(unsigned int log2, void *not)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	void *found = NULL;
-
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-
-		if (!strstr(line, "uverbs") || sscanf(line, "%lx-%lx", &start, &end) != 2)
-			continue;
-		if (((struct rxe_queue_buf *)start)->log2_elem_size == log2 && (void *)start != not)
-			found = (void *)start;
-	}
-	if (f)
-		fclose(f);
-	return found;
-}
 
 static int rts(struct ibv_qp *qp)
 {
@@ -124,29 +105,6 @@ static void teardown(struct qp_set *s)
 		ibv_destroy_cq(s->cq);
 }
 
-/* The doorbell librxe rings after writing WQEs: a POST_SEND write() with no work requests. */
-static int doorbell(struct ibv_qp *qp)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_post_send cmd;
-	} c = { 0 };
-	struct ib_uverbs_post_send_resp resp;
-
-	c.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	c.hdr.in_words = sizeof(c) / 4;
-	c.hdr.out_words = sizeof(resp) / 4;
-	c.cmd.response = (uintptr_t)&resp;
-	c.cmd.qp_handle = qp->handle;
-	c.cmd.wqe_size = sizeof(struct ibv_send_wr);
-	return write(qp->context->cmd_fd, &c, sizeof(c)) == sizeof(c) ? 0 : errno;
-}
-
-static struct rxe_send_wqe *slot(struct rxe_queue_buf *q, uint32_t i)
-{
-	return (void *)(q->data + ((i & q->index_mask) << q->log2_elem_size));
-}
-
 /* Poll up to n completions; count error (non-flush) and flush completions. */
 static int drain(struct ibv_cq *cq, int *errs, int *flushes, uint64_t *first_err_id)
 {
@@ -205,17 +163,15 @@ static void bad_wqe(const char *what, void (*spoil)(struct rxe_send_wqe *))
 		teardown(&s);
 		return;
 	}
-	uint32_t prod = s.sq->producer_index;
-	struct rxe_send_wqe *w = slot(s.sq, prod);
+	struct rxe_send_wqe *w = next_slot(s.sq);
 
-	memset(w, 0, 1 << s.sq->log2_elem_size);
 	w->wr.wr_id = 0xbad;
 	w->wr.opcode = IBV_WR_SEND;
 	w->dma.num_sge = 1;
 	w->dma.length = w->dma.resid = 8;
 	w->dma.sge[0].length = 8;
 	spoil(w);
-	__atomic_store_n(&s.sq->producer_index, (prod + 1) & s.sq->index_mask, __ATOMIC_RELEASE);
+	publish(s.sq);
 
 	int ret = doorbell(s.qp);
 	int n = drain(s.cq, &errs, &flushes, &id);
