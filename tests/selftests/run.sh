@@ -19,10 +19,10 @@ while [ $# -gt 0 ]; do
 done
 # The full suite, and the subset that also runs on the (slow) debug kernel.
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
-	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile pingpong rdma_cm perftest netns \
+	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_ops pingpong rdma_cm perftest netns \
 	hostile_packets nvmeof multicast kverbs busy_rmmod"
 DEBUG="kunit link_add_del netdev_unregister one_per_netdev rmmod rxe_refusal verbs_cq verbs_qp \
-	verbs_objs verbs_hostile pingpong rdma_cm perftest hostile_packets kverbs busy_rmmod"
+	verbs_objs verbs_hostile verbs_ops pingpong rdma_cm perftest hostile_packets kverbs busy_rmmod"
 if [ "$SUBSET" = debug ]; then
 	# Every operation once, not the sweeps: the debug kernel under TCG is 10-70x slower.
 	export PERFTEST_QUICK=1 HOSTILE_COUNT=1000
