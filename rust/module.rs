@@ -50,3 +50,9 @@ impl kernel::InPlaceModule for RrxeModule {
         })
     }
 }
+
+/// Whether FLUSH requests carry C rxe's ICRC rather than the IBA's (module parameter
+/// `rxe_flush_icrc`; see `proto::icrc::rxe_flush_icrc_ipv4`).
+pub(crate) fn rxe_flush_icrc() -> bool {
+    *crate::module_parameters::rxe_flush_icrc.value() != 0
+}

@@ -67,4 +67,10 @@ module! {
     description: "Soft-RoCE (RoCEv2) RDMA driver in Rust",
     license: "GPL",
     alias: ["rdma-link-rrxe"],
+    params: {
+        rxe_flush_icrc: u8 {
+            default: 1,
+            description: "1: put C rxe's ICRC on FLUSH requests (it covers the headers twice; rxe drops others); 0: the IBA ICRC. Either is accepted on receive",
+        },
+    },
 }

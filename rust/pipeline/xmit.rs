@@ -108,12 +108,23 @@ fn write_icrc(skb: &mut SkBuff, l3: usize) -> Result {
     let (hdrs, rest) = data.split_at_mut_checked(l3 + 8).ok_or(EINVAL)?;
     let covered = rest.len().checked_sub(ICRC_LEN).ok_or(EINVAL)?;
     let udp: &[u8; 8] = hdrs[l3..].try_into().map_err(|_| EINVAL)?;
+    let transport = &rest[..covered];
+    // C rxe checks FLUSH requests against its own ICRC (see `icrc::rxe_flush_icrc_ipv4`).
+    let rxe_flush = icrc::is_rc_flush(transport) && crate::module::rxe_flush_icrc();
     let crc = if l3 == 20 {
         let ip: &[u8; 20] = hdrs[..20].try_into().map_err(|_| EINVAL)?;
-        icrc::icrc_ipv4(ip, udp, &rest[..covered])
+        if rxe_flush {
+            icrc::rxe_flush_icrc_ipv4(ip, udp, transport)
+        } else {
+            icrc::icrc_ipv4(ip, udp, transport)
+        }
     } else {
         let ip: &[u8; 40] = hdrs[..40].try_into().map_err(|_| EINVAL)?;
-        icrc::icrc_ipv6(ip, udp, &rest[..covered])
+        if rxe_flush {
+            icrc::rxe_flush_icrc_ipv6(ip, udp, transport)
+        } else {
+            icrc::icrc_ipv6(ip, udp, transport)
+        }
     };
     rest[covered..].copy_from_slice(&icrc::icrc_to_wire(crc));
     Ok(())

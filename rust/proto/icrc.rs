@@ -230,6 +230,44 @@ pub(crate) fn icrc_ipv6(
     icrc.finish()
 }
 
+/// The BTH opcode of RC FLUSH, the one packet C rxe computes a different ICRC for.
+const RC_FLUSH: u8 = 0x1c;
+
+/// Whether the transport packet `transport` (from the BTH) is an RC FLUSH request.
+pub(crate) fn is_rc_flush(transport: &[u8]) -> bool {
+    transport.first() == Some(&RC_FLUSH)
+}
+
+/// Finishes `icrc` over `transport` the way C rxe does for an RC FLUSH.
+///
+/// rxe's opcode table gives FLUSH no payload offset, so the payload rxe adds to the CRC
+/// (`payload_addr()`, `payload_size()` in `rxe_icrc.c`) starts at the BTH itself: after the
+/// headers it covers the whole transport packet once more, unmasked. rxe both sends and expects
+/// this value; IBA-conformant peers compute [`icrc_ipv4`] / [`icrc_ipv6`].
+fn finish_rxe_flush(mut icrc: Icrc, transport: &[u8]) -> u32 {
+    icrc.update(transport);
+    icrc.crc.update(transport);
+    icrc.finish()
+}
+
+/// Returns the ICRC C rxe puts on an IPv4 RC FLUSH ([`finish_rxe_flush`]).
+pub(crate) fn rxe_flush_icrc_ipv4(
+    ip_hdr: &[u8; IPV4_HDR_LEN],
+    udp_hdr: &[u8; UDP_HDR_LEN],
+    transport: &[u8],
+) -> u32 {
+    finish_rxe_flush(Icrc::ipv4(ip_hdr, udp_hdr), transport)
+}
+
+/// Returns the ICRC C rxe puts on an IPv6 RC FLUSH ([`finish_rxe_flush`]).
+pub(crate) fn rxe_flush_icrc_ipv6(
+    ip_hdr: &[u8; IPV6_HDR_LEN],
+    udp_hdr: &[u8; UDP_HDR_LEN],
+    transport: &[u8],
+) -> u32 {
+    finish_rxe_flush(Icrc::ipv6(ip_hdr, udp_hdr), transport)
+}
+
 /// Returns the bytes that carry the ICRC value `icrc` on the wire: little-endian order.
 pub(crate) const fn icrc_to_wire(icrc: u32) -> [u8; ICRC_LEN] {
     icrc.to_le_bytes()
@@ -246,28 +284,34 @@ pub(crate) fn split_icrc(pkt: &[u8]) -> Result<(&[u8], u32), Error> {
     Ok((covered, icrc_from_wire(*icrc)))
 }
 
-/// Checks the ICRC that ends the IPv4 RoCEv2 transport packet `pkt` (BTH through ICRC).
+/// Checks the ICRC that ends the IPv4 RoCEv2 transport packet `pkt` (BTH through ICRC). An
+/// RC FLUSH may also carry C rxe's ICRC ([`rxe_flush_icrc_ipv4`]).
 pub(crate) fn verify_ipv4(
     ip_hdr: &[u8; IPV4_HDR_LEN],
     udp_hdr: &[u8; UDP_HDR_LEN],
     pkt: &[u8],
 ) -> Result<(), Error> {
     let (covered, carried) = split_icrc(pkt)?;
-    if icrc_ipv4(ip_hdr, udp_hdr, covered) == carried {
+    if icrc_ipv4(ip_hdr, udp_hdr, covered) == carried
+        || (is_rc_flush(covered) && rxe_flush_icrc_ipv4(ip_hdr, udp_hdr, covered) == carried)
+    {
         Ok(())
     } else {
         Err(Error::BadIcrc)
     }
 }
 
-/// Checks the ICRC that ends the IPv6 RoCEv2 transport packet `pkt` (BTH through ICRC).
+/// Checks the ICRC that ends the IPv6 RoCEv2 transport packet `pkt` (BTH through ICRC). An
+/// RC FLUSH may also carry C rxe's ICRC ([`rxe_flush_icrc_ipv6`]).
 pub(crate) fn verify_ipv6(
     ip_hdr: &[u8; IPV6_HDR_LEN],
     udp_hdr: &[u8; UDP_HDR_LEN],
     pkt: &[u8],
 ) -> Result<(), Error> {
     let (covered, carried) = split_icrc(pkt)?;
-    if icrc_ipv6(ip_hdr, udp_hdr, covered) == carried {
+    if icrc_ipv6(ip_hdr, udp_hdr, covered) == carried
+        || (is_rc_flush(covered) && rxe_flush_icrc_ipv6(ip_hdr, udp_hdr, covered) == carried)
+    {
         Ok(())
     } else {
         Err(Error::BadIcrc)

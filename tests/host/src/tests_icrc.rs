@@ -12,6 +12,9 @@ use crate::proto::icrc::icrc_from_wire;
 use crate::proto::icrc::icrc_ipv4;
 use crate::proto::icrc::icrc_ipv6;
 use crate::proto::icrc::icrc_to_wire;
+use crate::proto::icrc::is_rc_flush;
+use crate::proto::icrc::rxe_flush_icrc_ipv4;
+use crate::proto::icrc::rxe_flush_icrc_ipv6;
 use crate::proto::icrc::split_icrc;
 use crate::proto::icrc::verify_ipv4;
 use crate::proto::icrc::verify_ipv6;
@@ -243,5 +246,93 @@ fn vector_packets_parse_with_their_payload_lengths() {
             Some(len) => assert_eq!(parse_headers(packet).unwrap().payload_len, len, "{name}"),
             None => assert_eq!(parse_headers(packet), Err(Error::BadOpcode), "{name}"),
         }
+    }
+}
+
+/// An RC FLUSH (range, global visibility) that C rdma_rxe sent across the interop wire
+/// (`RRXE_INTEROP_PCAP`, guest b to guest a): IPv4 header, UDP header, BTH through ICRC.
+const RXE_FLUSH_IP: [u8; 20] = [
+    0x45, 0x00, 0x00, 0x40, 0x87, 0xbc, 0x40, 0x00, 0x40, 0x11, 0x7d, 0x9c, 0xc0, 0xa8, 0x5a, 0x02,
+    0xc0, 0xa8, 0x5a, 0x01,
+];
+const RXE_FLUSH_UDP: [u8; 8] = [0xc2, 0x58, 0x12, 0xb7, 0x00, 0x2c, 0x00, 0x00];
+const RXE_FLUSH: [u8; 36] = [
+    0x1c, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x18, 0x80, 0x00, 0x00, 0x0f, 0x00, 0x00, 0x00, 0x01,
+    0x00, 0x00, 0x55, 0x61, 0xcc, 0x5c, 0x90, 0x00, 0x00, 0x00, 0x0a, 0xec, 0x00, 0x00, 0x13, 0x88,
+    0x61, 0xdc, 0x9e, 0xed,
+];
+
+#[test]
+fn c_rxe_flush_icrc_covers_the_headers_twice() {
+    let (covered, carried) = split_icrc(&RXE_FLUSH).unwrap();
+    assert!(is_rc_flush(covered));
+    // Not the IBA ICRC ...
+    assert_ne!(icrc_ipv4(&RXE_FLUSH_IP, &RXE_FLUSH_UDP, covered), carried);
+    // ... but the one over the masked headers followed by the raw headers again.
+    assert_eq!(
+        rxe_flush_icrc_ipv4(&RXE_FLUSH_IP, &RXE_FLUSH_UDP, covered),
+        carried
+    );
+    let mut icrc = Icrc::ipv4(&RXE_FLUSH_IP, &RXE_FLUSH_UDP);
+    icrc.update(covered);
+    let mut twice = covered.to_vec();
+    twice.extend_from_slice(covered);
+    let mut whole = Icrc::ipv4(&RXE_FLUSH_IP, &RXE_FLUSH_UDP);
+    whole.update(&twice);
+    assert_eq!(whole.finish(), carried);
+    assert_ne!(icrc.finish(), carried);
+    // Received FLUSHes pass with either ICRC; a corrupted one with neither.
+    assert_eq!(
+        verify_ipv4(&RXE_FLUSH_IP, &RXE_FLUSH_UDP, &RXE_FLUSH),
+        Ok(())
+    );
+    let mut iba = covered.to_vec();
+    iba.extend_from_slice(&icrc_to_wire(icrc_ipv4(
+        &RXE_FLUSH_IP,
+        &RXE_FLUSH_UDP,
+        covered,
+    )));
+    assert_eq!(verify_ipv4(&RXE_FLUSH_IP, &RXE_FLUSH_UDP, &iba), Ok(()));
+    for pkt in [RXE_FLUSH.to_vec(), iba] {
+        for at in [0x13, 0x1f] {
+            let mut bad = pkt.clone();
+            bad[at] ^= 0x40;
+            assert_eq!(
+                verify_ipv4(&RXE_FLUSH_IP, &RXE_FLUSH_UDP, &bad),
+                Err(Error::BadIcrc),
+                "byte {at:#x}"
+            );
+        }
+    }
+}
+
+#[test]
+fn only_rc_flush_gets_the_rxe_icrc() {
+    // Any other packet with rxe's FLUSH-style ICRC is refused: the quirk is FLUSH's alone.
+    for v in IPV4_VECTORS {
+        let (covered, _) = split_icrc(v.packet).unwrap();
+        let mut pkt = covered.to_vec();
+        pkt.extend_from_slice(&icrc_to_wire(rxe_flush_icrc_ipv4(
+            &v.ip_hdr, &v.udp_hdr, covered,
+        )));
+        let want = if is_rc_flush(covered) {
+            Ok(())
+        } else {
+            Err(Error::BadIcrc)
+        };
+        assert_eq!(verify_ipv4(&v.ip_hdr, &v.udp_hdr, &pkt), want, "{}", v.name);
+    }
+    for v in IPV6_VECTORS {
+        let (covered, _) = split_icrc(v.packet).unwrap();
+        let mut pkt = covered.to_vec();
+        pkt.extend_from_slice(&icrc_to_wire(rxe_flush_icrc_ipv6(
+            &v.ip_hdr, &v.udp_hdr, covered,
+        )));
+        let want = if is_rc_flush(covered) {
+            Ok(())
+        } else {
+            Err(Error::BadIcrc)
+        };
+        assert_eq!(verify_ipv6(&v.ip_hdr, &v.udp_hdr, &pkt), want, "{}", v.name);
     }
 }
