@@ -42,6 +42,7 @@ plan() {
 			90 -x ib_read_bw -s 65536 -n $N -F --report_gbits
 			90 -x ib_send_bw -s 65536 -n $N -F --report_gbits
 			60 -x ib_atomic_bw -n $N -F --report_gbits
+			60 -g verbs_remote
 		EOF
 	done
 }
@@ -62,6 +63,8 @@ b) ME=192.168.90.2 PEER=192.168.90.1 MAC=52:54:00:00:aa:02 GIDPAT=ffff:c0a8:5a02
 esac
 # The selftests' helpers (wait_for, gid_index); they take MODULE as $1 when sourced.
 . tests/selftests/lib.sh "$MOD"
+# Our own test programs (verbs_remote) are found beside the system's tools.
+export PATH="$BIN:$PATH"
 DEV=i${TYPE}0
 mkdir -p "$OUT/$side"
 RES=$OUT/$side.results

@@ -5,12 +5,14 @@
 # namespaces by default, so both are visible everywhere; the server runs in rra on ${DEV}a,
 # the client in rrb on ${DEV}b, and every packet (RoCE and the TCP exchange) crosses the veth.
 # Runs ibv_rc_pingpong with data checking (up to 64 KiB messages), ibv_uc_pingpong and
-# ibv_ud_pingpong (data checked), ib_write_bw, ib_read_bw and ib_send_bw at 64 KiB; then,
+# ibv_ud_pingpong (data checked), verbs_remote (ATOMIC_WRITE, FLUSH, atomics, memory windows,
+# SEND_WITH_INV; checked by RDMA READ), ib_write_bw, ib_read_bw and ib_send_bw at 64 KiB; then,
 # with netem losing, reordering, duplicating and delaying packets both ways, ibv_rc_pingpong
 # must still deliver every byte intact (UC/UD may legitimately stall under loss: not run).
 # After the first RC run every run is made; the test fails naming the runs that did not pass.
 # NETNS_BUDGET (seconds, default 280) bounds the whole test: the netem run is given what is left.
 . "$(dirname "$0")/lib.sh"
+need_bin verbs_remote
 A=rra B=rrb
 ADDR_A=192.168.77.1 ADDR_B=192.168.77.2
 srv=
@@ -124,6 +126,8 @@ xrun rc_small 30 -g ibv_rc_pingpong -c -n 200 -s 64
 xrun rc_big 60 -g ibv_rc_pingpong -c -n 20 -s 65536 -m 1024
 xrun uc 30 -g ibv_uc_pingpong -c -n 200 -s 1024
 xrun ud 30 -g ibv_ud_pingpong -c -n 200 -s 1024
+# ATOMIC_WRITE, FLUSH, atomics, memory windows and SEND_WITH_INV across the wire.
+xrun remote_ops 30 -g "$BIN/verbs_remote"
 for tool in ib_write_bw ib_read_bw ib_send_bw; do
 	xrun "$tool" 60 -x $tool -s 65536 -n 50 -F --report_gbits
 done

@@ -78,4 +78,32 @@ static inline void publish(struct rxe_queue_buf *q)
 			 __ATOMIC_RELEASE);
 }
 
+/* IB_WR_FLUSH, which rdma-core 44 cannot post. */
+#define RAW_WR_FLUSH 14
+
+/*
+ * Posts a signaled FLUSH of [va, va + len) through `rkey` on `qp`, whose send ring is `q`,
+ * filled as a newer librxe's ibv_wr_flush() fills it (wr.flush of the 6.2+ uapi:
+ * remote_addr, length, rkey, type, level).
+ */
+static inline int raw_flush(struct rxe_queue_buf *q, struct ibv_qp *qp, uint64_t id,
+			    uint32_t rkey, uint64_t va, uint32_t len, uint8_t type, uint8_t level)
+{
+	struct rxe_send_wqe *w = next_slot(q);
+	uint8_t *f = (uint8_t *)&w->wr.wr;
+
+	w->wr.wr_id = id;
+	w->wr.opcode = RAW_WR_FLUSH;
+	w->wr.send_flags = IBV_SEND_SIGNALED;
+	memcpy(f, &va, 8);
+	memcpy(f + 8, &len, 4);
+	memcpy(f + 12, &rkey, 4);
+	f[16] = type;
+	f[17] = level;
+	w->dma.length = w->dma.resid = len;
+	w->iova = va;
+	publish(q);
+	return doorbell(qp);
+}
+
 #endif /* RRXE_VERBS_RAW_RING_H */

@@ -17,29 +17,16 @@
  *   libibverbs reads as IBV_WC_IP_CSUM_OK) instead of IBV_WC_WITH_INV.
  */
 #include <arpa/inet.h>
-#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <infiniband/verbs.h>
 
 #include "raw_ring.h"
+#include "rc.h"
 #include "testenv.h"
 
-/* Newer than rdma-core 44's headers (kernel uapi values). */
-#define ACCESS_FLUSH_GLOBAL (1 << 8)
-#define ACCESS_FLUSH_PERSISTENT (1 << 9)
-#define WR_FLUSH 14
-#define WC_FLUSH 8
-#define FLUSH_GLOBAL 1
-#define FLUSH_RANGE 0
-#define FLUSH_MR 1
-
 #define BUF_SIZE (64 * 1024)
-#define QP_ACCESS \
-	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
-	 ACCESS_FLUSH_GLOBAL)
 
 /* A requests, B responds. A's send ring has 512-byte slots (4 SGEs), unique in the process. */
 static struct ibv_qp *qa, *qb;
@@ -48,44 +35,6 @@ static struct ibv_cq *cqa, *cqb;
 static uint8_t *abuf, *bbuf, *cbuf;
 static struct ibv_mr *amr, *bmr, *cmr;
 static struct rxe_queue_buf *asq;
-
-static int modify(struct ibv_qp *qp, struct ibv_qp *peer)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = QP_ACCESS;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				      IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp_num;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				      IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					 IBV_QP_MAX_QP_RD_ATOMIC);
-}
 
 /* Drops whatever the CQs hold. */
 static void drain(void)
@@ -99,55 +48,11 @@ static void drain(void)
 /* (Re)connects A and B: after an expected error both go through RESET. */
 static int connect_pair(void)
 {
-	int r = modify(qa, qb) || modify(qb, qa);
+	int r = rc_connect(qa, qb->qp_num, &gid, gid_index) ||
+		rc_connect(qb, qa->qp_num, &gid, gid_index);
 
 	drain();
 	return r;
-}
-
-/* Waits up to 5 s for one completion on `c`. */
-static int wait_wc(struct ibv_cq *c, struct ibv_wc *wc)
-{
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		int n = ibv_poll_cq(c, 1, wc);
-
-		if (n)
-			return n == 1 ? 0 : -1;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec > 5)
-			return -1;
-	}
-}
-
-/* Waits for the completion of `wr_id` on `c`; 1 when its status and opcode are as given. */
-static int expect(struct ibv_cq *c, uint64_t wr_id, enum ibv_wc_status status, int opcode)
-{
-	struct ibv_wc wc;
-
-	if (wait_wc(c, &wc)) {
-		printf("# no completion for wr_id %#llx\n", (unsigned long long)wr_id);
-		return 0;
-	}
-	if (wc.wr_id != wr_id || wc.status != status ||
-	    (status == IBV_WC_SUCCESS && (int)wc.opcode != opcode)) {
-		printf("# wr_id %#llx: status %d (%s) opcode %d, wanted wr_id %#llx status %d "
-		       "opcode %d\n",
-		       (unsigned long long)wc.wr_id, wc.status, ibv_wc_status_str(wc.status),
-		       wc.opcode, (unsigned long long)wr_id, status, opcode);
-		return 0;
-	}
-	return 1;
-}
-
-static int post(struct ibv_qp *qp, struct ibv_send_wr *wr)
-{
-	struct ibv_send_wr *bad;
-
-	wr->send_flags |= IBV_SEND_SIGNALED;
-	return ibv_post_send(qp, wr, &bad);
 }
 
 /* A's request with one local SGE of `len` bytes at abuf + off. */
@@ -184,7 +89,7 @@ static int write_via(uint64_t id, uint32_t rkey, uint64_t va, uint32_t len,
 
 	wr.wr.rdma.remote_addr = va;
 	wr.wr.rdma.rkey = rkey;
-	return !post(qa, &wr) && expect(cqa, id, status, IBV_WC_RDMA_WRITE);
+	return !post_signaled(qa, &wr) && expect(cqa, id, status, IBV_WC_RDMA_WRITE);
 }
 
 static void test_send(void)
@@ -196,7 +101,7 @@ static void test_send(void)
 	fill(abuf, 3000, 1);
 	recv_b(0x11, 0, 8192);
 	wr = req(0x10, IBV_WR_SEND, &sge, 0, 3000);
-	CHECK(!post(qa, &wr) && expect(cqa, 0x10, IBV_WC_SUCCESS, IBV_WC_SEND), "SEND completes");
+	CHECK(!post_signaled(qa, &wr) && expect(cqa, 0x10, IBV_WC_SUCCESS, IBV_WC_SEND), "SEND completes");
 	CHECK(!wait_wc(cqb, &wc) && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
 		      wc.byte_len == 3000 && !(wc.wc_flags & IBV_WC_WITH_IMM) &&
 		      !memcmp(abuf, bbuf, 3000),
@@ -206,7 +111,7 @@ static void test_send(void)
 	recv_b(0x13, 0, 8192);
 	wr = req(0x12, IBV_WR_SEND_WITH_IMM, &sge, 0, 100);
 	wr.imm_data = htonl(0x12345678);
-	CHECK(!post(qa, &wr) && expect(cqa, 0x12, IBV_WC_SUCCESS, IBV_WC_SEND),
+	CHECK(!post_signaled(qa, &wr) && expect(cqa, 0x12, IBV_WC_SUCCESS, IBV_WC_SEND),
 	      "SEND_WITH_IMM completes");
 	CHECK(!wait_wc(cqb, &wc) && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
 		      (wc.wc_flags & IBV_WC_WITH_IMM) && wc.imm_data == htonl(0x12345678) &&
@@ -231,7 +136,7 @@ static void test_rdma(void)
 	wr.imm_data = htonl(0xabcdef01);
 	wr.wr.rdma.remote_addr = (uintptr_t)bbuf + 12288;
 	wr.wr.rdma.rkey = bmr->rkey;
-	CHECK(!post(qa, &wr) && expect(cqa, 0x21, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE),
+	CHECK(!post_signaled(qa, &wr) && expect(cqa, 0x21, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE),
 	      "RDMA_WRITE_WITH_IMM completes");
 	CHECK(!wait_wc(cqb, &wc) && wc.status == IBV_WC_SUCCESS &&
 		      wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.imm_data == htonl(0xabcdef01) &&
@@ -243,7 +148,7 @@ static void test_rdma(void)
 	wr = req(0x23, IBV_WR_RDMA_READ, &sge, 8192, 5000);
 	wr.wr.rdma.remote_addr = (uintptr_t)bbuf + 16384;
 	wr.wr.rdma.rkey = bmr->rkey;
-	CHECK(!post(qa, &wr) && expect(cqa, 0x23, IBV_WC_SUCCESS, IBV_WC_RDMA_READ) &&
+	CHECK(!post_signaled(qa, &wr) && expect(cqa, 0x23, IBV_WC_SUCCESS, IBV_WC_RDMA_READ) &&
 		      !memcmp(abuf + 8192, bbuf + 16384, 5000),
 	      "RDMA_READ: 5000 bytes intact");
 }
@@ -261,7 +166,7 @@ static void test_atomics(void)
 	wr.wr.atomic.rkey = bmr->rkey;
 	wr.wr.atomic.compare_add = 7;
 	wr.wr.atomic.swap = 9;
-	CHECK(!post(qa, &wr) && expect(cqa, 0x30, IBV_WC_SUCCESS, IBV_WC_COMP_SWAP) &&
+	CHECK(!post_signaled(qa, &wr) && expect(cqa, 0x30, IBV_WC_SUCCESS, IBV_WC_COMP_SWAP) &&
 		      *result == 7 && *target == 9,
 	      "CMP_SWAP: returned %llu, memory %llu", (unsigned long long)*result,
 	      (unsigned long long)*target);
@@ -270,7 +175,7 @@ static void test_atomics(void)
 	wr.wr.atomic.remote_addr = (uintptr_t)target;
 	wr.wr.atomic.rkey = bmr->rkey;
 	wr.wr.atomic.compare_add = 5;
-	CHECK(!post(qa, &wr) && expect(cqa, 0x31, IBV_WC_SUCCESS, IBV_WC_FETCH_ADD) &&
+	CHECK(!post_signaled(qa, &wr) && expect(cqa, 0x31, IBV_WC_SUCCESS, IBV_WC_FETCH_ADD) &&
 		      *result == 9 && *target == 14,
 	      "FETCH_ADD: returned %llu, memory %llu", (unsigned long long)*result,
 	      (unsigned long long)*target);
@@ -302,26 +207,10 @@ static void test_atomic_write(void)
 	CHECK(!connect_pair(), "reconnect");
 }
 
-/* A FLUSH WQE written into A's send ring. */
 static int flush(uint64_t id, uint32_t rkey, uint64_t va, uint32_t len, uint8_t type,
 		 uint8_t level)
 {
-	struct rxe_send_wqe *w = next_slot(asq);
-
-	w->wr.wr_id = id;
-	w->wr.opcode = WR_FLUSH;
-	w->wr.send_flags = IBV_SEND_SIGNALED;
-	/* wr.flush: remote_addr, length, rkey, type, level (uapi rdma_user_rxe.h since 6.2). */
-	uint8_t *f = (uint8_t *)&w->wr.wr;
-	memcpy(f, &va, 8);
-	memcpy(f + 8, &len, 4);
-	memcpy(f + 12, &rkey, 4);
-	f[16] = type;
-	f[17] = level;
-	w->dma.length = w->dma.resid = len;
-	w->iova = va;
-	publish(asq);
-	return doorbell(qa);
+	return raw_flush(asq, qa, id, rkey, va, len, type, level);
 }
 
 static void test_flush(void)
@@ -379,7 +268,7 @@ static void test_mw_type1(void)
 	wr = req(0x62, IBV_WR_RDMA_READ, &sge, 8192, 1000);
 	wr.wr.rdma.remote_addr = win + 3000;
 	wr.wr.rdma.rkey = mw->rkey;
-	CHECK(!post(qa, &wr) && expect(cqa, 0x62, IBV_WC_SUCCESS, IBV_WC_RDMA_READ) &&
+	CHECK(!post_signaled(qa, &wr) && expect(cqa, 0x62, IBV_WC_SUCCESS, IBV_WC_RDMA_READ) &&
 		      !memcmp(abuf + 8192, bbuf + 40960 + 3000, 1000),
 	      "RDMA_READ through the type 1 window");
 	CHECK(ibv_dereg_mr(bmr) != 0, "a region with a bound window is not deregistered");
@@ -414,7 +303,7 @@ static void test_mw_type1(void)
 	wr = req(0x68, IBV_WR_RDMA_READ, &sge, 8192, 8);
 	wr.wr.rdma.remote_addr = win + 4096;
 	wr.wr.rdma.rkey = mw->rkey;
-	CHECK(!post(qa, &wr) && expect(cqa, 0x68, IBV_WC_REM_ACCESS_ERR, 0),
+	CHECK(!post_signaled(qa, &wr) && expect(cqa, 0x68, IBV_WC_REM_ACCESS_ERR, 0),
 	      "an unbound window refuses access");
 	CHECK(!connect_pair(), "reconnect");
 	CHECK(!ibv_dealloc_mw(mw), "type 1 MW deallocated");
@@ -432,7 +321,7 @@ static int bind2(struct ibv_qp *qp, struct ibv_cq *c, struct ibv_mw *mw, uint64_
 	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = bmr, .addr = addr,
 							  .length = len,
 							  .mw_access_flags = access };
-	if (post(qp, &wr) || !expect(c, id, IBV_WC_SUCCESS, IBV_WC_BIND_MW))
+	if (post_signaled(qp, &wr) || !expect(c, id, IBV_WC_SUCCESS, IBV_WC_BIND_MW))
 		return -1;
 	mw->rkey = rkey;
 	return 0;
@@ -468,7 +357,7 @@ static void test_mw_type2(void)
 	recv_b(0x75, 0, 64);
 	wr = req(0x74, IBV_WR_SEND_WITH_INV, &sge, 0, 16);
 	wr.invalidate_rkey = mw->rkey;
-	CHECK(!post(qa, &wr) && expect(cqa, 0x74, IBV_WC_SUCCESS, IBV_WC_SEND),
+	CHECK(!post_signaled(qa, &wr) && expect(cqa, 0x74, IBV_WC_SUCCESS, IBV_WC_SEND),
 	      "SEND_WITH_INV completes");
 	CHECK(!wait_wc(cqb, &wc) && wc.status == IBV_WC_SUCCESS &&
 		      (!strict || (wc.wc_flags & IBV_WC_WITH_INV)) &&
@@ -489,7 +378,7 @@ static void test_mw_type2(void)
 	      "RDMA_WRITE at zero-based address 0x100 lands 0x100 into the window");
 	wr = (struct ibv_send_wr){ .wr_id = 0x79, .opcode = IBV_WR_LOCAL_INV,
 				   .invalidate_rkey = mw->rkey };
-	CHECK(!post(qb, &wr) && expect(cqb, 0x79, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV),
+	CHECK(!post_signaled(qb, &wr) && expect(cqb, 0x79, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV),
 	      "LOCAL_INV of the type 2 window");
 	CHECK(write_via(0x7a, mw->rkey, 0x100, 8, IBV_WC_REM_ACCESS_ERR),
 	      "the locally invalidated window refuses access");
@@ -510,7 +399,7 @@ static void test_local_inv_mr(void)
 	struct ibv_wc wc;
 
 	/* User MRs are not fast-registration MRs: they cannot be invalidated. */
-	CHECK(!post(qa, &wr) && !wait_wc(cqa, &wc) && wc.wr_id == 0x80 &&
+	CHECK(!post_signaled(qa, &wr) && !wait_wc(cqa, &wc) && wc.wr_id == 0x80 &&
 		      wc.status != IBV_WC_SUCCESS,
 	      "LOCAL_INV of an ordinary MR fails (%s)", ibv_wc_status_str(wc.status));
 	CHECK(!connect_pair(), "reconnect");
