@@ -627,6 +627,14 @@ impl RrxeQp {
             return sq.ring.push_local(slot);
         }
         let opcode = WrOpcode::from_raw(wr.opcode).ok_or_else(eopnotsupp)?;
+        // The kernel's `ib_send_wr` has no fields for these (no window to bind, no FLUSH
+        // placement, no ATOMIC WRITE operand): refused rather than sent with made-up values.
+        if matches!(
+            opcode,
+            WrOpcode::BindMw | WrOpcode::Flush | WrOpcode::AtomicWrite
+        ) {
+            return Err(eopnotsupp());
+        }
         let detail = match opcode {
             WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm | WrOpcode::RdmaRead => {
                 WrDetail::Rdma { rkey: wr.rkey }
