@@ -22,7 +22,8 @@ MODULE_PARM_DESC(dev, "RDMA device to test");
 /*
  * Where rrxe is stricter than the C rxe: an FRWR MR above max_fast_reg_page_list_len is refused
  * (rxe accepts it), and flushed receives report IB_WC_RECV (rxe reports opcode 0; the IBA leaves
- * the opcode of error completions undefined). Off for the oracle run.
+ * the opcode of error completions undefined); a kernel IB_WR_ATOMIC_WRITE, which has no operand
+ * in ib_send_wr, is refused (rxe sends the SGE's address as the value). Off for the oracle run.
  */
 static bool strict = true;
 module_param(strict, bool, 0444);

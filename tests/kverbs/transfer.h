@@ -2,8 +2,8 @@
 /*
  * Kernel RC data transfer between two QPs of the device (loopback through the packet pipeline),
  * the way ULPs (NVMe-oF, rdma_rw) use it: SEND into a posted receive, fast registration
- * (IB_WR_REG_MR) of the target buffer, RDMA WRITE and RDMA READ against it, local invalidation,
- * and the remote access error that follows it. Included by rrxe_kverbs_test.c.
+ * (IB_WR_REG_MR) of the target buffer, RDMA WRITE, RDMA READ and FETCH_ADD against it, local
+ * invalidation, and the remote access error that follows it. Included by rrxe_kverbs_test.c.
  */
 #include <rdma/ib_cache.h>
 #include <linux/etherdevice.h>
@@ -186,7 +186,7 @@ static void transfer(struct ib_device *ibdev, struct ib_pd *pd)
 			.wr = { .wr_id = 3, .opcode = IB_WR_REG_MR, .send_flags = IB_SEND_SIGNALED },
 			.mr = mr, .key = mr->rkey,
 			.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-				  IB_ACCESS_REMOTE_READ,
+				  IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC,
 		};
 
 		CHECK(ib_post_send(qb, &reg.wr, &bad) == 0 && poll_one(cq, &wc) == IB_WC_SUCCESS &&
@@ -219,6 +219,38 @@ static void transfer(struct ib_device *ibdev, struct ib_pd *pd)
 		     wc.wr_id == 5 && wc.opcode == IB_WC_RDMA_READ;
 		CHECK(ok, "transfer: RDMA READ of 5000 B back");
 		CHECK(!memcmp(src, back, XFER), "transfer: the read data is intact");
+	}
+	/* Atomics on fast-registered memory: a word in the second page. */
+	{
+		u64 *word = (u64 *)(dst + PAGE_SIZE + 8), *old = (u64 *)back;
+		struct ib_sge ss = { .addr = (uintptr_t)back, .length = 8,
+				     .lkey = pd->local_dma_lkey };
+		struct ib_atomic_wr w = {
+			.wr = { .wr_id = 8, .opcode = IB_WR_ATOMIC_FETCH_AND_ADD, .sg_list = &ss,
+				.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+			.remote_addr = mr->iova + PAGE_SIZE + 8, .compare_add = 5, .rkey = mr->rkey,
+		};
+
+		*word = 37;
+		*old = 0;
+		ok = ib_post_send(qa, &w.wr, &bad) == 0 && poll_one(cq, &wc) == IB_WC_SUCCESS &&
+		     wc.wr_id == 8 && wc.opcode == IB_WC_FETCH_ADD;
+		CHECK(ok && *old == 37 && *word == 42,
+		      "transfer: FETCH_ADD on fast-registered memory (returned %llu, now %llu)",
+		      (unsigned long long)*old, (unsigned long long)*word);
+	}
+	/* The kernel API has no operand for ATOMIC_WRITE: refused, not sent with garbage. */
+	if (strict) {
+		struct ib_sge ss = { .addr = (uintptr_t)src, .length = 8,
+				     .lkey = pd->local_dma_lkey };
+		struct ib_rdma_wr w = {
+			.wr = { .wr_id = 9, .opcode = IB_WR_ATOMIC_WRITE, .sg_list = &ss,
+				.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+			.remote_addr = mr->iova + PAGE_SIZE, .rkey = mr->rkey,
+		};
+
+		CHECK(ib_post_send(qa, &w.wr, &bad) == -EOPNOTSUPP,
+		      "transfer: a kernel IB_WR_ATOMIC_WRITE is refused with EOPNOTSUPP");
 	}
 	{
 		struct ib_send_wr inv = { .wr_id = 6, .opcode = IB_WR_LOCAL_INV,

@@ -20,6 +20,7 @@
 
 #include "common.h"
 #include "raw_ring.h"
+#include "rc.h"
 
 
 static struct ibv_context *ctx;
@@ -43,40 +44,6 @@ struct qp_set {
 	struct rxe_queue_buf *cqbuf;
 };
 
-static int rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				      IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qp->qp_num;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				      IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					 IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static int setup(struct qp_set *s)
 {
 	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
@@ -89,7 +56,7 @@ static int setup(struct qp_set *s)
 		return -1;
 	ia.send_cq = ia.recv_cq = s->cq;
 	s->qp = ibv_create_qp(pd, &ia);
-	if (!s->qp || rts(s->qp))
+	if (!s->qp || rc_connect(s->qp, s->qp->qp_num, &gid, gid_index))
 		return -1;
 	/* SQ slots: 208 + 2 * 16 -> 256 B (log2 8); CQ and RQ use 64 B slots. */
 	s->sq = find_ring(8, NULL);

@@ -19,6 +19,8 @@
 #include <arpa/inet.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <string.h>
 #include <infiniband/verbs.h>
 
@@ -405,6 +407,50 @@ static void test_local_inv_mr(void)
 	CHECK(!connect_pair(), "reconnect");
 }
 
+/*
+ * A process that exits with windows of both types bound: the kernel's cleanup must destroy
+ * the region after its windows (its first attempt is refused) without a report.
+ */
+static void test_exit_with_bound_windows(void)
+{
+	pid_t pid = fork();
+	int status = -1;
+
+	if (pid == 0) {
+		/* Its own context: objects made on the parent's would outlive the child. */
+		struct ibv_context *cx = open_device(ibv_get_device_name(ctx->device));
+		struct ibv_pd *p = cx ? ibv_alloc_pd(cx) : NULL;
+		struct ibv_cq *c = cx ? ibv_create_cq(cx, 8, NULL, NULL, 0) : NULL;
+		void *mem = aligned_alloc(4096, 8192);
+		struct ibv_mr *m = ibv_reg_mr(p, mem, 8192,
+					      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+						      IBV_ACCESS_MW_BIND);
+		struct ibv_qp_init_attr ia = { .send_cq = c, .recv_cq = c, .qp_type = IBV_QPT_RC,
+					       .cap = { .max_send_wr = 4, .max_recv_wr = 1,
+							.max_send_sge = 1, .max_recv_sge = 1 } };
+		struct ibv_qp *q = p && c && m ? ibv_create_qp(p, &ia) : NULL;
+		struct ibv_mw *w1 = p ? ibv_alloc_mw(p, IBV_MW_TYPE_1) : NULL;
+		struct ibv_mw *w2 = p ? ibv_alloc_mw(p, IBV_MW_TYPE_2) : NULL;
+		struct ibv_mw_bind b = { .wr_id = 1, .send_flags = IBV_SEND_SIGNALED,
+					 .bind_info = { .mr = m, .addr = (uintptr_t)mem,
+							.length = 4096,
+							.mw_access_flags = IBV_ACCESS_REMOTE_WRITE } };
+		struct ibv_send_wr wr = { .wr_id = 2, .opcode = IBV_WR_BIND_MW };
+
+		if (!q || !w1 || !w2 || rc_connect(q, q->qp_num, &gid, gid_index) ||
+		    ibv_bind_mw(q, w1, &b) || !expect(c, 1, IBV_WC_SUCCESS, IBV_WC_BIND_MW))
+			_exit(1);
+		wr.bind_mw.mw = w2;
+		wr.bind_mw.rkey = ibv_inc_rkey(w2->rkey);
+		wr.bind_mw.bind_info = b.bind_info;
+		wr.bind_mw.bind_info.addr += 4096;
+		_exit(post_signaled(q, &wr) || !expect(c, 2, IBV_WC_SUCCESS, IBV_WC_BIND_MW) ? 1 : 0);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "a process exits with type 1 and type 2 windows bound to its region");
+}
+
 int main(int argc, char **argv)
 {
 	int r = test_setup(argc, argv);
@@ -452,6 +498,7 @@ int main(int argc, char **argv)
 	test_mw_type1();
 	test_mw_type2();
 	test_local_inv_mr();
+	test_exit_with_bound_windows();
 
 	CHECK(!ibv_destroy_qp(qa) && !ibv_destroy_qp(qb), "QPs destroyed");
 	CHECK(!ibv_dereg_mr(amr) && !ibv_dereg_mr(bmr) && !ibv_dereg_mr(cmr),
