@@ -98,6 +98,48 @@ static int connect_qp(struct ib_qp *qp, u32 dest, union ib_gid *gid, int sgid_in
 
 #define XFER 5000
 
+/*
+ * Atomics on fast-registered memory (a word in the second page of `dst`, registered as `mr`),
+ * and the refusal of a kernel ATOMIC_WRITE. Not inlined: the debug kernel's stack frame limit.
+ */
+static noinline_for_stack void transfer_atomics(struct ib_qp *qa, struct ib_pd *pd,
+						struct ib_cq *cq, struct ib_mr *mr, u8 *dst,
+						u8 *back, u8 *src)
+{
+	u64 *word = (u64 *)(dst + PAGE_SIZE + 8), *old = (u64 *)back;
+	struct ib_sge ss = { .addr = (uintptr_t)back, .length = 8, .lkey = pd->local_dma_lkey };
+	struct ib_atomic_wr w = {
+		.wr = { .wr_id = 8, .opcode = IB_WR_ATOMIC_FETCH_AND_ADD, .sg_list = &ss,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+		.remote_addr = mr->iova + PAGE_SIZE + 8, .compare_add = 5, .rkey = mr->rkey,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_wc wc;
+	int ok;
+
+	*word = 37;
+	*old = 0;
+	ok = ib_post_send(qa, &w.wr, &bad) == 0 && poll_one(cq, &wc) == IB_WC_SUCCESS &&
+	     wc.wr_id == 8 && wc.opcode == IB_WC_FETCH_ADD;
+	CHECK(ok && *old == 37 && *word == 42,
+	      "transfer: FETCH_ADD on fast-registered memory (returned %llu, now %llu)",
+	      (unsigned long long)*old, (unsigned long long)*word);
+
+	/* The kernel API has no operand for ATOMIC_WRITE: refused, not sent with garbage. */
+	if (strict) {
+		struct ib_sge as = { .addr = (uintptr_t)src, .length = 8,
+				     .lkey = pd->local_dma_lkey };
+		struct ib_rdma_wr aw = {
+			.wr = { .wr_id = 9, .opcode = IB_WR_ATOMIC_WRITE, .sg_list = &as,
+				.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+			.remote_addr = mr->iova + PAGE_SIZE, .rkey = mr->rkey,
+		};
+
+		CHECK(ib_post_send(qa, &aw.wr, &bad) == -EOPNOTSUPP,
+		      "transfer: a kernel IB_WR_ATOMIC_WRITE is refused with EOPNOTSUPP");
+	}
+}
+
 static void transfer(struct ib_device *ibdev, struct ib_pd *pd)
 {
 	struct ib_qp_init_attr ia = {
@@ -220,38 +262,7 @@ static void transfer(struct ib_device *ibdev, struct ib_pd *pd)
 		CHECK(ok, "transfer: RDMA READ of 5000 B back");
 		CHECK(!memcmp(src, back, XFER), "transfer: the read data is intact");
 	}
-	/* Atomics on fast-registered memory: a word in the second page. */
-	{
-		u64 *word = (u64 *)(dst + PAGE_SIZE + 8), *old = (u64 *)back;
-		struct ib_sge ss = { .addr = (uintptr_t)back, .length = 8,
-				     .lkey = pd->local_dma_lkey };
-		struct ib_atomic_wr w = {
-			.wr = { .wr_id = 8, .opcode = IB_WR_ATOMIC_FETCH_AND_ADD, .sg_list = &ss,
-				.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
-			.remote_addr = mr->iova + PAGE_SIZE + 8, .compare_add = 5, .rkey = mr->rkey,
-		};
-
-		*word = 37;
-		*old = 0;
-		ok = ib_post_send(qa, &w.wr, &bad) == 0 && poll_one(cq, &wc) == IB_WC_SUCCESS &&
-		     wc.wr_id == 8 && wc.opcode == IB_WC_FETCH_ADD;
-		CHECK(ok && *old == 37 && *word == 42,
-		      "transfer: FETCH_ADD on fast-registered memory (returned %llu, now %llu)",
-		      (unsigned long long)*old, (unsigned long long)*word);
-	}
-	/* The kernel API has no operand for ATOMIC_WRITE: refused, not sent with garbage. */
-	if (strict) {
-		struct ib_sge ss = { .addr = (uintptr_t)src, .length = 8,
-				     .lkey = pd->local_dma_lkey };
-		struct ib_rdma_wr w = {
-			.wr = { .wr_id = 9, .opcode = IB_WR_ATOMIC_WRITE, .sg_list = &ss,
-				.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
-			.remote_addr = mr->iova + PAGE_SIZE, .rkey = mr->rkey,
-		};
-
-		CHECK(ib_post_send(qa, &w.wr, &bad) == -EOPNOTSUPP,
-		      "transfer: a kernel IB_WR_ATOMIC_WRITE is refused with EOPNOTSUPP");
-	}
+	transfer_atomics(qa, pd, cq, mr, dst, back, src);
 	{
 		struct ib_send_wr inv = { .wr_id = 6, .opcode = IB_WR_LOCAL_INV,
 					  .send_flags = IB_SEND_SIGNALED,
