@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the responder sends back: ACKs and NAKs (one coalesced ACK per pass), RDMA READ
+//! responses (packet by packet, the memory looked up by rkey for each), atomic ACKs, the
+//! zero-length READ response of FLUSH and ATOMIC WRITE, and the answers to duplicates from the
+//! saved responder resources.
+
+use super::{
+    super::{
+        rkey,
+        state::{
+            ReadOut,
+            RecvState,
+            Resource,
+            Snapshot, //
+        },
+        xmit, DropReason, Outbox, TxItem,
+    },
+    RecvGuard,
+};
+use crate::{
+    device::RrxeDevice,
+    ib::Qp,
+    mr::ACCESS_REMOTE_READ,
+    proto::{
+        hdr::{
+            Aeth,
+            AtomicAckEth,
+            Bth,
+            DEFAULT_PKEY, //
+        },
+        opcode::Opcode,
+        packet::{
+            pad_for,
+            ParsedHeaders,
+            TransportHeaders, //
+        },
+        psn::Psn,
+        seq::{
+            self,
+            DuplicateAction, //
+        },
+    },
+};
+use kernel::prelude::*;
+
+/// Builds a response packet (ACK, NAK, READ response, atomic ACK) to the QP's peer.
+pub(super) fn response(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    opcode: Opcode,
+    psn: Psn,
+    (aeth, atomic): (Option<Aeth>, Option<AtomicAckEth>),
+    payload: usize,
+    fill: impl FnOnce(&mut [u8]) -> Result,
+) -> Result<TxItem> {
+    let mut h = TransportHeaders::new(Bth {
+        opcode,
+        solicited: false,
+        mig_req: false,
+        pad: pad_for(payload),
+        pkey: DEFAULT_PKEY,
+        fecn: false,
+        becn: false,
+        dest_qpn: snap.dest_qpn,
+        ack_req: false,
+        psn,
+    });
+    h.aeth = aeth;
+    h.atomic_ack_eth = atomic;
+    let skb = xmit::build(qp.device(), &h, payload, fill)?;
+    Ok(TxItem {
+        skb,
+        av: snap.av,
+        src_port: snap.src_port,
+    })
+}
+
+/// Queues an ACK or NAK with `syndrome` for `psn`.
+pub(super) fn ack(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    msn: u32,
+    psn: Psn,
+    syndrome: u8,
+    out: &mut Outbox,
+) {
+    let aeth = Aeth {
+        syndrome,
+        msn: msn & 0xff_ffff,
+    };
+    if let Ok(item) = response(qp, snap, Opcode::RC_ACK, psn, (Some(aeth), None), 0, |_| {
+        Ok(())
+    }) {
+        out.push(item);
+    }
+}
+
+/// Sends the coalesced ACK of this pass, if one is due.
+pub(crate) fn flush_ack(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) {
+    let mut st = qp.pipe().recv.lock();
+    if let Some(psn) = st.ack_due.take() {
+        let msn = st.msn;
+        drop(st);
+        ack(qp, snap, msn, psn, Aeth::ACK_UNLIMITED, out);
+    }
+}
+
+/// Sends more responses of the READ in progress; `true` while some remain.
+pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> bool {
+    let mut st = qp.pipe().recv.lock();
+    while !out.is_full() {
+        let msn = st.msn;
+        let Some(r) = st.read.as_mut() else {
+            return false;
+        };
+        if r.sent >= r.npkts {
+            st.read = None;
+            return false;
+        }
+        let mtu = snap.mtu;
+        let off = r.sent.saturating_mul(mtu);
+        let n = r.len.saturating_sub(off).min(mtu) as usize;
+        let Some(opcode) = seq::read_response_opcode(r.sent, r.npkts) else {
+            st.read = None;
+            return false;
+        };
+        let info_has_aeth = opcode != Opcode::RC_READ_RESPONSE_MIDDLE;
+        let aeth = info_has_aeth.then_some(Aeth {
+            syndrome: Aeth::ACK_UNLIMITED,
+            msn: msn & 0xff_ffff,
+        });
+        let psn = r.psn.wrapping_add(r.sent);
+        let va = r.va + u64::from(off);
+        let rkey = r.rkey;
+        r.sent += 1;
+        let item = rkey::resolve(qp, snap, rkey, ACCESS_REMOTE_READ, va, n as u64)
+            .map_err(|_| EFAULT)
+            .and_then(|t| {
+                response(qp, snap, opcode, psn, (aeth, None), n, |buf| {
+                    t.mr.read(t.va, buf)
+                })
+            });
+        match item {
+            Ok(item) => out.push(item),
+            Err(_) => {
+                // The memory vanished under the READ: answer with a remote access NAK.
+                st.read = None;
+                let msn = st.msn;
+                drop(st);
+                ack(qp, snap, msn, psn, Aeth::NAK_REMOTE_ACCESS_ERROR, out);
+                return false;
+            }
+        }
+    }
+    st.read.is_some()
+}
+
+/// Answers a request that failed with a NAK of `syndrome` at the expected PSN (RC only: the
+/// caller decides), releasing the receive state first.
+pub(super) fn nak(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: RecvGuard<'_>,
+    syndrome: u8,
+    out: &mut Outbox,
+) {
+    let (msn, epsn) = (st.msn, st.epsn);
+    drop(st);
+    ack(qp, snap, msn, epsn, syndrome, out);
+}
+
+pub(super) fn atomic_ack(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    msn: u32,
+    psn: Psn,
+    orig: u64,
+    out: &mut Outbox,
+) {
+    let aeth = Aeth {
+        syndrome: Aeth::ACK_UNLIMITED,
+        msn: msn & 0xff_ffff,
+    };
+    let item = response(
+        qp,
+        snap,
+        Opcode::RC_ATOMIC_ACK,
+        psn,
+        (Some(aeth), Some(AtomicAckEth { orig })),
+        0,
+        |_| Ok(()),
+    );
+    if let Ok(item) = item {
+        out.push(item);
+    }
+}
+
+/// Finishes a FLUSH or ATOMIC WRITE at `psn`: keeps it for duplicates and answers with a
+/// zero-length READ RESPONSE ONLY carrying the ACK (IBA oA19-14; what C rxe sends and expects).
+pub(super) fn answer_with_empty_read(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    mut st: RecvGuard<'_>,
+    psn: Psn,
+    received: usize,
+    out: &mut Outbox,
+) {
+    save_resource(&mut st, Resource::Answered { psn });
+    st.msn = st.msn.wrapping_add(1);
+    st.epsn = psn.next();
+    st.last_op = None;
+    let msn = st.msn;
+    drop(st);
+    empty_read_response(qp, snap, msn, psn, out);
+    qp.device().count_recv(received);
+}
+
+/// Queues a zero-length RDMA READ RESPONSE ONLY acknowledging `psn`.
+pub(super) fn empty_read_response(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    msn: u32,
+    psn: Psn,
+    out: &mut Outbox,
+) {
+    let aeth = Aeth {
+        syndrome: Aeth::ACK_UNLIMITED,
+        msn: msn & 0xff_ffff,
+    };
+    let opcode = Opcode::RC_READ_RESPONSE_ONLY;
+    if let Ok(item) = response(qp, snap, opcode, psn, (Some(aeth), None), 0, |_| Ok(())) {
+        out.push(item);
+    }
+}
+
+pub(super) fn save_resource(st: &mut RecvState, r: Resource) {
+    let n = st.resources.len();
+    if n == 0 {
+        return;
+    }
+    let at = st.res_next % n;
+    st.resources[at] = Some(r);
+    st.res_next = (at + 1) % n;
+}
+
+/// A duplicate RC request: SEND/WRITE are acknowledged again, READs re-executed from the
+/// duplicate's PSN, atomics answered with the saved result, FLUSH and ATOMIC WRITE with another
+/// zero-length READ response.
+pub(super) fn duplicate(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    mut st: RecvGuard<'_>,
+    h: &ParsedHeaders,
+    out: &mut Outbox,
+) -> Result<(), DropReason> {
+    let psn = h.headers.bth.psn;
+    match seq::duplicate_action(h.headers.bth.opcode) {
+        Some(DuplicateAction::Reack) => {
+            if h.headers.bth.ack_req {
+                let (msn, last) = (st.msn, st.epsn.wrapping_sub(1));
+                drop(st);
+                ack(qp, snap, msn, last, Aeth::ACK_UNLIMITED, out);
+            }
+            Ok(())
+        }
+        Some(DuplicateAction::Replay) => {
+            let found = st.resources.iter().flatten().copied().find(|r| match *r {
+                Resource::Read { psn: p, npkts, .. } => crate::proto::psn::in_window(psn, p, npkts),
+                Resource::Atomic { psn: p, .. } | Resource::Answered { psn: p } => p == psn,
+            });
+            match found {
+                Some(Resource::Read {
+                    psn: p,
+                    npkts,
+                    va,
+                    rkey,
+                    len,
+                }) => {
+                    if st.read.is_some() {
+                        return Err(DropReason::Duplicate);
+                    }
+                    let whole = u64::from(len);
+                    if rkey::resolve(qp, snap, rkey, ACCESS_REMOTE_READ, va, whole).is_err() {
+                        return Err(DropReason::BadRkey);
+                    }
+                    st.read = Some(ReadOut {
+                        rkey,
+                        va,
+                        len,
+                        psn: p,
+                        npkts,
+                        sent: psn.distance_from(p),
+                    });
+                    Ok(())
+                }
+                Some(Resource::Atomic { orig, .. }) => {
+                    let msn = st.msn;
+                    drop(st);
+                    atomic_ack(qp, snap, msn, psn, orig, out);
+                    Ok(())
+                }
+                // Executed once already: only the answer is sent again (oA19-14, oA19-15).
+                Some(Resource::Answered { .. }) => {
+                    let msn = st.msn;
+                    drop(st);
+                    empty_read_response(qp, snap, msn, psn, out);
+                    Ok(())
+                }
+                None => Err(DropReason::Duplicate),
+            }
+        }
+        None => Err(DropReason::Duplicate),
+    }
+}
