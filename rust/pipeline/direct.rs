@@ -8,6 +8,7 @@
 //! atomics, fast-registered memory, a receiver that is not in step) goes through packets.
 
 use super::{
+    rkey,
     state::{
         RecvState,
         SendState,
@@ -144,9 +145,10 @@ fn copy(dst: &Segs, src: &Segs, len: u32) -> Result {
     Ok(())
 }
 
-/// A remote key's MR checked for `access` over `[va, va + len)`.
+/// The memory a remote key of the destination QP `dest` names for `access` over
+/// `[va, va + len)` (a region or a window onto one: [`rkey::resolve`]).
 fn remote(
-    dev: &Device<RrxeDevice>,
+    dest: &Qp<RrxeDevice>,
     dsnap: &Snapshot,
     rkey: u32,
     va: u64,
@@ -157,15 +159,13 @@ fn remote(
     if len == 0 {
         return Some(s);
     }
-    if dsnap.access & access == 0 {
-        return None;
-    }
-    let mr = dev.lookup_mr(rkey, dsnap.pd)?;
-    if mr.access() & access == 0 {
-        return None;
-    }
-    mr.span(va, len as usize).ok()?;
-    s.push(Seg { mr, va, len })?;
+    let t = rkey::resolve(dest, dsnap, rkey, access, va, u64::from(len)).ok()?;
+    t.mr.span(t.va, len as usize).ok()?;
+    s.push(Seg {
+        mr: t.mr,
+        va: t.va,
+        len,
+    })?;
     Some(s)
 }
 
@@ -230,7 +230,7 @@ pub(crate) fn try_message(
                 WrDetail::Rdma { rkey } => rkey,
                 _ => return None,
             };
-            let src = remote(dev, &dsnap, rkey, w.iova, w.length, ACCESS_REMOTE_READ)?;
+            let src = remote(&dest, &dsnap, rkey, w.iova, w.length, ACCESS_REMOTE_READ)?;
             if copy(&local, &src, w.length).is_err() {
                 return None;
             }
@@ -243,7 +243,7 @@ pub(crate) fn try_message(
                 WrDetail::Rdma { rkey } => rkey,
                 _ => return None,
             };
-            let dst = remote(dev, &dsnap, rkey, w.iova, w.length, ACCESS_REMOTE_WRITE)?;
+            let dst = remote(&dest, &dsnap, rkey, w.iova, w.length, ACCESS_REMOTE_WRITE)?;
             if w.opcode == WrOpcode::RdmaWriteWithImm && !has_recv(&dest, &mut r) {
                 return None;
             }
