@@ -31,7 +31,7 @@ use crate::proto::seq::MAX_PKT_PER_ACK;
 use crate::proto::wqe::WrOpcode;
 
 /// Every work request opcode.
-const WR_ALL: [WrOpcode; 12] = [
+pub(crate) const WR_ALL: [WrOpcode; 12] = [
     WrOpcode::RdmaWrite,
     WrOpcode::RdmaWriteWithImm,
     WrOpcode::Send,
