@@ -18,13 +18,21 @@ use kernel::{
     sync::Arc, //
 };
 
+/// What the device's AH table holds for one AH: its address vector and the identity of its
+/// protection domain (a QP may only send through AHs of its own PD).
+#[derive(Clone, Copy)]
+pub(crate) struct AhEntry {
+    pub(crate) av: AddressVector,
+    pub(crate) pd: usize,
+}
+
 /// The driver data of an address handle.
 pub(crate) struct RrxeAh {
     /// The AH index (`ah_num`), returned to the device's pool on destroy.
     num: PoolIndex,
     av: AddressVector,
     /// The device's AH table, where UD sends find `av` by `ah_num`; cleared on drop.
-    table: Arc<SparseTable<AddressVector>>,
+    table: Arc<SparseTable<AhEntry>>,
 }
 
 impl Drop for RrxeAh {
@@ -39,6 +47,7 @@ impl RrxeAh {
     pub(crate) fn create(
         dev: &Device<RrxeDevice>,
         av: &AddressVector,
+        pd: usize,
         udata: Option<&mut Udata<'_>>,
         may_sleep: bool,
     ) -> Result<Self> {
@@ -52,7 +61,7 @@ impl RrxeAh {
             }
         }
         let table = dev.ah_table().clone();
-        table.insert(num.get(), *av, flags)?;
+        table.insert(num.get(), AhEntry { av: *av, pd }, flags)?;
         Ok(Self {
             num,
             av: *av,

@@ -55,11 +55,14 @@ pub(crate) fn drop_index(r: DropReason) -> usize {
             DropReason::NoReceiveWqe => 11,
             DropReason::StaleResponse => 12,
             DropReason::Multicast => 13,
+            DropReason::BadRecvWqe => 14,
+            DropReason::InboxFull => 15,
+            DropReason::AddressMismatch => 16,
         }
 }
 
 /// Number of counters.
-pub(crate) const COUNT: usize = 17 + 14;
+pub(crate) const COUNT: usize = 17 + 17;
 
 /// The names, in index order (rxe's `rxe_counter_descs`).
 pub(crate) static DESCS: [StatDesc; COUNT] = [
@@ -94,6 +97,9 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"drop_no_receive_wqe"),
     StatDesc::new(c"drop_stale_response"),
     StatDesc::new(c"drop_multicast"),
+    StatDesc::new(c"drop_bad_recv_wqe"),
+    StatDesc::new(c"drop_inbox_full"),
+    StatDesc::new(c"drop_address_mismatch"),
 ];
 
 /// A device's counter values.

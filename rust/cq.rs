@@ -11,6 +11,7 @@
 use crate::{
     device::RrxeDevice,
     ib::{
+        CompletionNotifier,
         Cq,
         CqAttr,
         Device,
@@ -110,6 +111,8 @@ struct CqState {
 /// The driver data of a completion queue.
 pub(crate) struct RrxeCq {
     state: Pin<KBox<SpinLockIrq<CqState>>>,
+    /// Runs the consumer's completion handler (never from the context that completes work).
+    notifier: Pin<KBox<CompletionNotifier>>,
     /// Capacity of the current ring, reported as `ib_cq.cqe`.
     capacity: Atomic<u32>,
 }
@@ -182,6 +185,7 @@ impl RrxeCq {
                 new_spinlock_irq!(CqState { ring, armed: 0 }, "rrxe_cq"),
                 GFP_KERNEL,
             )?,
+            notifier: KBox::pin_init(CompletionNotifier::new(), GFP_KERNEL)?,
             capacity: Atomic::new(capacity),
         })
     }
@@ -254,7 +258,7 @@ impl RrxeCq {
         }
         drop(st);
         if fire {
-            cq.notify_completion();
+            cq.notify_completion(&cq.notifier);
         }
         Ok(())
     }

@@ -7,7 +7,10 @@ use crate::net::{
     NetDeviceRef, //
 };
 use crate::{
-    ah::RrxeAh,
+    ah::{
+        AhEntry,
+        RrxeAh, //
+    },
     counters::{
         self,
         Counter,
@@ -17,6 +20,7 @@ use crate::{
     ib::{
         self,
         AddressVector,
+        Caller,
         Cq,
         CqAttr,
         Device,
@@ -46,6 +50,7 @@ use crate::{
     index::IndexPool,
     limits,
     mcast::McastTable,
+    mm::KernelConsumer,
     mr::RrxeMr,
     mw::{
         MwState,
@@ -101,7 +106,7 @@ pub(crate) struct RrxeDevice {
     /// Memory windows by index (rkey >> 8), for the data path.
     mw_table: Arc<MwTable>,
     /// Address vectors by `ah_num`, for UD sends.
-    ah_table: Arc<SparseTable<AddressVector>>,
+    ah_table: Arc<SparseTable<AhEntry>>,
     /// The UDP port 4791 sockets of this device's network namespace (shared by its devices).
     tunnels: Arc<Tunnels>,
     /// The bound netdev, held for the device's life: the data path uses it without the core's
@@ -121,10 +126,10 @@ impl RrxeDevice {
             guid,
             port_active: Atomic::new(running),
             qpns: Arc::pin_init(
-                IndexPool::new(limits::MIN_QP_INDEX, limits::MAX_QP_INDEX),
+                IndexPool::new_spread(limits::MIN_QP_INDEX, limits::MAX_QP_INDEX)?,
                 GFP_KERNEL
             )?,
-            mrs: Arc::pin_init(IndexPool::new(1, limits::MAX_MR_INDEX), GFP_KERNEL)?,
+            mrs: Arc::pin_init(IndexPool::new_spread(1, limits::MAX_MR_INDEX)?, GFP_KERNEL)?,
             mws: Arc::pin_init(
                 IndexPool::new(limits::MAX_MR_INDEX + 1, limits::MAX_QP_INDEX),
                 GFP_KERNEL
@@ -223,13 +228,14 @@ impl RrxeDevice {
     }
 
     /// The AH table (shared with the AHs, which remove themselves).
-    pub(crate) fn ah_table(&self) -> &Arc<SparseTable<AddressVector>> {
+    pub(crate) fn ah_table(&self) -> &Arc<SparseTable<AhEntry>> {
         &self.ah_table
     }
 
-    /// The address vector of AH `num`.
-    pub(crate) fn ah_av(&self, num: u32) -> Option<AddressVector> {
-        self.ah_table.get(num)
+    /// The address vector of AH `num`, for a UD send of a QP in protection domain `pd`: `None`
+    /// for an AH of another PD (another process's, or a kernel consumer's), as for no AH.
+    pub(crate) fn ah_av(&self, num: u32, pd: usize) -> Option<AddressVector> {
+        self.ah_table.get(num).filter(|e| e.pd == pd).map(|e| e.av)
     }
 
     /// Adds one to counter `c`.
@@ -397,8 +403,12 @@ impl ib::DeviceOps for RrxeDevice {
         RrxeMr::rereg(mr, flags, access)
     }
 
-    fn alloc_mr(dev: &Device<Self>, max_num_sg: u32) -> Result<(RrxeMr, MrKeys)> {
-        RrxeMr::fast_reg(dev, max_num_sg)
+    fn alloc_mr(
+        dev: &Device<Self>,
+        max_num_sg: u32,
+        kernel: KernelConsumer,
+    ) -> Result<(RrxeMr, MrKeys)> {
+        RrxeMr::fast_reg(dev, max_num_sg, kernel)
     }
 
     fn map_mr_begin(mr: &Mr<Self>) -> Result {
@@ -409,8 +419,12 @@ impl ib::DeviceOps for RrxeDevice {
         RrxeMr::map_page(mr, addr)
     }
 
-    fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(RrxeMr, MrKeys)> {
-        RrxeMr::dma(dev, access)
+    fn get_dma_mr(
+        dev: &Device<Self>,
+        access: u32,
+        kernel: KernelConsumer,
+    ) -> Result<(RrxeMr, MrKeys)> {
+        RrxeMr::dma(dev, access, kernel)
     }
 
     fn mr_created(dev: &Device<Self>, mr: &Mr<Self>) {
@@ -437,8 +451,9 @@ impl ib::DeviceOps for RrxeDevice {
 
     fn qp_destroying(qp: &Qp<Self>) {
         drop(qp.device().qp_table.remove(qp.qpn()));
-        qp.pipe().timer.cancel();
-        qp.pipe().kicker.cancel();
+        // Closed, not just cancelled: a pass still running elsewhere cannot re-arm them.
+        qp.pipe().timer.close();
+        qp.pipe().kicker.close();
     }
 
     type Qp = RrxeQp;
@@ -446,9 +461,9 @@ impl ib::DeviceOps for RrxeDevice {
     fn create_qp(
         dev: &Device<Self>,
         init: &mut QpInit<Self>,
-        udata: Option<&mut Udata<'_>>,
+        caller: Caller<'_, '_>,
     ) -> Result<RrxeQp> {
-        RrxeQp::create(dev, init, udata)
+        RrxeQp::create(dev, init, caller)
     }
 
     fn doorbell(qp: &Qp<Self>) -> Result {
@@ -491,10 +506,11 @@ impl ib::DeviceOps for RrxeDevice {
     fn create_ah(
         dev: &Device<Self>,
         av: &AddressVector,
+        pd: usize,
         udata: Option<&mut Udata<'_>>,
         may_sleep: bool,
     ) -> Result<RrxeAh> {
-        RrxeAh::create(dev, av, udata, may_sleep)
+        RrxeAh::create(dev, av, pd, udata, may_sleep)
     }
 
     fn ah_av(ah: &RrxeAh) -> AddressVector {

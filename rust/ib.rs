@@ -24,6 +24,7 @@ mod srq;
 mod timer;
 mod uabi;
 mod udata;
+mod work;
 mod wr;
 
 pub(crate) use attr::{
@@ -36,6 +37,7 @@ pub(crate) use attr::{
 };
 pub(crate) use counters::StatDesc;
 pub(crate) use cq::{
+    CompletionNotifier,
     Cq,
     CqAttr,
     CqRef,
@@ -82,7 +84,14 @@ pub(crate) use timer::{
     RefTimer,
     TimerTarget, //
 };
-pub(crate) use udata::Udata;
+pub(crate) use udata::{
+    Caller,
+    Udata, //
+};
+pub(crate) use work::{
+    RefWork,
+    WorkTarget, //
+};
 pub(crate) use wr::{
     QpHandle,
     RecvWrChain,

@@ -2,9 +2,12 @@
 
 //! Object numbers (QPNs, and later MR/MW/SRQ/AH indices): a cyclic allocator over a range, so a
 //! number freed by a destroyed object is not handed out again at once (late packets of an old
-//! QP must not reach a new one).
+//! QP must not reach a new one). The numbers a remote peer must name (QPNs, MR indices in rkeys)
+//! come from spread pools, which step a random distance between allocations so that one number
+//! does not give away the next.
 
 use crate::{
+    kernel_ext::random_u8,
     new_spinlock_irq,
     sync::SpinLockIrq, //
 };
@@ -30,7 +33,12 @@ pub(crate) struct IndexPool {
     state: SpinLockIrq<PoolState>,
     min: usize,
     max: usize,
+    /// Steps a random 1..=256 numbers between allocations instead of one.
+    spread: bool,
 }
+
+/// The numbers a spread pool's bitmap covers from the start (its random steps land there).
+const SPREAD_SPAN: usize = 4096;
 
 impl IndexPool {
     /// An empty pool of the numbers `min..=max`.
@@ -40,7 +48,22 @@ impl IndexPool {
             state <- new_spinlock_irq!(PoolState { ids: IdPool::new(), next: min }, "rrxe_index_pool"),
             min,
             max,
+            spread: false,
         })
+    }
+
+    /// An empty spread pool of the numbers `min..=max`: its bitmap covers [`SPREAD_SPAN`]
+    /// numbers from `min` at once, and it steps randomly.
+    pub(crate) fn new_spread(min: u32, max: u32) -> Result<impl PinInit<Self>> {
+        let (min, max) = (min as usize, max as usize);
+        let ids = IdPool::with_capacity(max.saturating_add(1).min(min + SPREAD_SPAN), GFP_KERNEL)?;
+        let next = min + usize::from(random_u8());
+        Ok(pin_init!(Self {
+            state <- new_spinlock_irq!(PoolState { ids, next }, "rrxe_index_pool"),
+            min,
+            max,
+            spread: true,
+        }))
     }
 
     /// Allocates a free number, growing the bitmap (with `flags`) as needed; `ENOSPC` when all
@@ -56,7 +79,16 @@ impl IndexPool {
                     if let Some(unused) = st.ids.find_unused_id(id) {
                         unused.acquire();
                     }
-                    st.next = if id >= self.max { self.min } else { id + 1 };
+                    let step = if self.spread {
+                        1 + usize::from(random_u8())
+                    } else {
+                        1
+                    };
+                    st.next = if id >= self.max.saturating_sub(step) {
+                        self.min
+                    } else {
+                        id + step
+                    };
                     return u32::try_from(id).map_err(|_| ENOSPC);
                 }
             }

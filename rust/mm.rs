@@ -15,6 +15,7 @@ pub(crate) use pages::{
     kernel_atomic_u64,
     kernel_read,
     kernel_write,
+    KernelConsumer,
     PinnedPages,
     Span, //
 };

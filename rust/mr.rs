@@ -14,7 +14,10 @@ use crate::{
     },
     index::PoolIndex,
     kernel_ext::random_u8,
-    mm::Span,
+    mm::{
+        KernelConsumer,
+        Span, //
+    },
 };
 use crate::{
     limits,
@@ -42,12 +45,14 @@ enum MrKind {
         /// The pinned pages.
         umem: Umem,
     },
-    /// All of kernel virtual memory (virtual DMA).
-    Dma,
+    /// All of kernel virtual memory (virtual DMA); only kernel consumers have one.
+    Dma(KernelConsumer),
     /// A fast-registration MR: the page list `map_mr_sg` fills (posted with REG_MR).
     FastReg {
         /// The pages, at most the `max_num_sg` given at allocation.
         pages: Pin<KBox<SpinLockIrq<PageList>>>,
+        /// Its pages are kernel addresses: only kernel consumers allocate these MRs.
+        kernel: KernelConsumer,
     },
 }
 
@@ -140,7 +145,7 @@ impl RrxeMr {
 
     /// Whether this is the DMA MR of a kernel PD (all of memory, local writes allowed).
     pub(crate) fn is_dma(&self) -> bool {
-        matches!(self.kind, MrKind::Dma)
+        matches!(self.kind, MrKind::Dma(_))
     }
 
     /// The `IB_ACCESS_*` rights.
@@ -173,10 +178,30 @@ impl RrxeMr {
         Ok(off)
     }
 
+    /// Checks that `[va, va + len)` lies inside the region (for a fast-registration MR, inside
+    /// its valid registration); `EFAULT` if not. Every remote request is checked this way when
+    /// it arrives, before any byte moves, so later per-packet address arithmetic stays inside.
+    pub(crate) fn check_range(&self, va: u64, len: u64) -> Result {
+        match &self.kind {
+            MrKind::FastReg { pages, .. } => {
+                let p = pages.lock();
+                let off = va.checked_sub(p.iova).ok_or(EFAULT)?;
+                if !p.valid || off.checked_add(len).is_none_or(|e| e > p.length) {
+                    return Err(EFAULT);
+                }
+                Ok(())
+            }
+            _ => {
+                self.offset(va, usize::try_from(len).map_err(|_| EFAULT)?)?;
+                Ok(())
+            }
+        }
+    }
+
     /// Executes a fast registration (`IB_WR_REG_MR`): the page list `map_mr_sg` built becomes
     /// the MR's valid mapping with `access`. `EINVAL` for other MRs or a list too short.
     pub(crate) fn fast_register(mr: &Mr<RrxeDevice>, access: u32) -> Result {
-        let MrKind::FastReg { pages } = &mr.kind else {
+        let MrKind::FastReg { pages, .. } = &mr.kind else {
             return Err(EINVAL);
         };
         check_persistence(access)?;
@@ -185,6 +210,8 @@ impl RrxeMr {
         if page_size == 0 || !page_size.is_power_of_two() {
             return Err(EINVAL);
         }
+        // The registered range may not wrap: addresses inside it are computed by addition.
+        iova.checked_add(length).ok_or(EINVAL)?;
         let mut p = pages.lock();
         let room = (p.pages.len() as u64).saturating_mul(page_size);
         if (iova & (page_size - 1)).saturating_add(length) > room {
@@ -202,7 +229,7 @@ impl RrxeMr {
     /// Invalidates a fast-registration MR (`IB_WR_LOCAL_INV`, SEND with invalidate).
     pub(crate) fn invalidate(&self) -> Result {
         match &self.kind {
-            MrKind::FastReg { pages } => {
+            MrKind::FastReg { pages, .. } => {
                 pages.lock().valid = false;
                 Ok(())
             }
@@ -211,7 +238,13 @@ impl RrxeMr {
     }
 
     /// Copies between a fast-registration mapping and `buf` (`out`: from the MR).
-    fn frwr_copy(pages: &SpinLockIrq<PageList>, va: u64, buf: &mut [u8], out: bool) -> Result {
+    fn frwr_copy(
+        kernel: &KernelConsumer,
+        pages: &SpinLockIrq<PageList>,
+        va: u64,
+        buf: &mut [u8],
+        out: bool,
+    ) -> Result {
         let p = pages.lock();
         let ps = p.page_size;
         if !p.valid || ps == 0 {
@@ -235,9 +268,9 @@ impl RrxeMr {
             let addr = p.pages.get(idx).ok_or(EFAULT)?.wrapping_add(in_page);
             let chunk = buf.get_mut(done..done + n).ok_or(EFAULT)?;
             if out {
-                crate::mm::kernel_read(addr, chunk)?;
+                crate::mm::kernel_read(kernel, addr, chunk)?;
             } else {
-                crate::mm::kernel_write(addr, chunk)?;
+                crate::mm::kernel_write(kernel, addr, chunk)?;
             }
             done += n;
             pos = pos.saturating_add(n as u64);
@@ -252,7 +285,7 @@ impl RrxeMr {
         let off = self.offset(va, len)?;
         match &self.kind {
             MrKind::User { umem } => Ok(Span::Pinned(umem.pages(), off as usize)),
-            MrKind::Dma => Ok(Span::Kernel(va)),
+            MrKind::Dma(k) => Ok(Span::Kernel(k, va)),
             MrKind::FastReg { .. } => Err(EINVAL),
         }
     }
@@ -262,8 +295,8 @@ impl RrxeMr {
         let off = self.offset(va, dst.len())?;
         match &self.kind {
             MrKind::User { umem } => umem.pages().read(off as usize, dst),
-            MrKind::Dma => crate::mm::kernel_read(va, dst),
-            MrKind::FastReg { pages } => Self::frwr_copy(pages, va, dst, true),
+            MrKind::Dma(k) => crate::mm::kernel_read(k, va, dst),
+            MrKind::FastReg { pages, kernel } => Self::frwr_copy(kernel, pages, va, dst, true),
         }
     }
 
@@ -272,8 +305,8 @@ impl RrxeMr {
         let off = self.offset(va, src.len())?;
         match &self.kind {
             MrKind::User { umem } => umem.pages().write(off as usize, src),
-            MrKind::Dma => crate::mm::kernel_write(va, src),
-            MrKind::FastReg { pages } => {
+            MrKind::Dma(k) => crate::mm::kernel_write(k, va, src),
+            MrKind::FastReg { pages, kernel } => {
                 // The copy helper takes a mutable buffer for both directions; copy the source
                 // through a bounded stack buffer.
                 let mut tmp = [0u8; 256];
@@ -281,7 +314,8 @@ impl RrxeMr {
                 while done < src.len() {
                     let n = (src.len() - done).min(tmp.len());
                     tmp[..n].copy_from_slice(&src[done..done + n]);
-                    Self::frwr_copy(pages, va + done as u64, &mut tmp[..n], false)?;
+                    let at = va.checked_add(done as u64).ok_or(EFAULT)?;
+                    Self::frwr_copy(kernel, pages, at, &mut tmp[..n], false)?;
                     done += n;
                 }
                 Ok(())
@@ -298,13 +332,13 @@ impl RrxeMr {
         let off = self.offset(va, 8)?;
         match &self.kind {
             MrKind::User { umem } => umem.pages().atomic_u64(off as usize, f),
-            MrKind::Dma => crate::mm::kernel_atomic_u64(va, f),
-            MrKind::FastReg { pages } => {
+            MrKind::Dma(k) => crate::mm::kernel_atomic_u64(k, va, f),
+            MrKind::FastReg { pages, kernel } => {
                 // An aligned word never crosses a page (pages are at least 4 KiB): find its
                 // kernel address under the lock, so an invalidation cannot race the lookup.
                 let p = pages.lock();
                 let addr = Self::frwr_word(&p, va)?;
-                crate::mm::kernel_atomic_u64(addr, f)
+                crate::mm::kernel_atomic_u64(kernel, addr, f)
             }
         }
     }
@@ -332,7 +366,7 @@ impl RrxeMr {
     pub(crate) fn flush(&self, va: u64, len: u64, whole: bool) -> Result {
         if !whole {
             match &self.kind {
-                MrKind::FastReg { pages } => {
+                MrKind::FastReg { pages, .. } => {
                     let p = pages.lock();
                     let off = va.checked_sub(p.iova).ok_or(EFAULT)?;
                     if !p.valid || off.checked_add(len).is_none_or(|e| e > p.length) {
@@ -343,7 +377,7 @@ impl RrxeMr {
                     self.offset(va, usize::try_from(len).map_err(|_| EFAULT)?)?;
                 }
             }
-        } else if let MrKind::FastReg { pages } = &self.kind {
+        } else if let MrKind::FastReg { pages, .. } = &self.kind {
             if !pages.lock().valid {
                 return Err(EFAULT);
             }
@@ -379,7 +413,11 @@ impl RrxeMr {
     }
 
     /// A fast-registration MR for up to `max_num_sg` pages (`EINVAL` above the device limit).
-    pub(crate) fn fast_reg(dev: &Device<RrxeDevice>, max_num_sg: u32) -> Result<(Self, MrKeys)> {
+    pub(crate) fn fast_reg(
+        dev: &Device<RrxeDevice>,
+        max_num_sg: u32,
+        kernel: KernelConsumer,
+    ) -> Result<(Self, MrKeys)> {
         if max_num_sg == 0 || max_num_sg > limits::MAX_FAST_REG_PAGES {
             return Err(EINVAL);
         }
@@ -394,13 +432,13 @@ impl RrxeMr {
             }),
             GFP_KERNEL,
         )?;
-        Self::new(dev, MrKind::FastReg { pages }, 0, 0, 0)
+        Self::new(dev, MrKind::FastReg { pages, kernel }, 0, 0, 0)
     }
 
     /// Starts a new page list (`map_mr_sg`); only fast-registration MRs have one.
     pub(crate) fn map_begin(mr: &Mr<RrxeDevice>) -> Result {
         match &mr.kind {
-            MrKind::FastReg { pages } => {
+            MrKind::FastReg { pages, .. } => {
                 pages.lock().pages.clear();
                 Ok(())
             }
@@ -411,7 +449,7 @@ impl RrxeMr {
     /// Appends a page; `ENOMEM` beyond `max_num_sg` (the caller maps fewer entries).
     pub(crate) fn map_page(mr: &Mr<RrxeDevice>, addr: u64) -> Result {
         match &mr.kind {
-            MrKind::FastReg { pages } => pages
+            MrKind::FastReg { pages, .. } => pages
                 .lock()
                 .pages
                 .push_within_capacity(addr)
@@ -421,8 +459,12 @@ impl RrxeMr {
     }
 
     /// The DMA MR of a kernel PD.
-    pub(crate) fn dma(dev: &Device<RrxeDevice>, access: u32) -> Result<(Self, MrKeys)> {
-        Self::new(dev, MrKind::Dma, access, 0, u64::MAX)
+    pub(crate) fn dma(
+        dev: &Device<RrxeDevice>,
+        access: u32,
+        kernel: KernelConsumer,
+    ) -> Result<(Self, MrKeys)> {
+        Self::new(dev, MrKind::Dma(kernel), access, 0, u64::MAX)
     }
 }
 

@@ -113,6 +113,9 @@ pub(crate) struct BindRequest {
 pub(crate) struct WindowTarget {
     /// The key of the MR holding the window.
     pub(crate) mr_key: u32,
+    /// That MR's count of bound windows: its identity (a region registered later under the
+    /// same key has its own).
+    pub(crate) mr_binds: Arc<Atomic<u32>>,
     /// The MR address of the first byte accessed.
     pub(crate) va: u64,
 }
@@ -242,6 +245,7 @@ impl MwState {
         }
         Some(WindowTarget {
             mr_key: b.mr_key,
+            mr_binds: b.mr_binds.clone(),
             va: b.addr.checked_add(off)?,
         })
     }

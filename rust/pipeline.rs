@@ -4,11 +4,16 @@
 //! output, and the run-or-defer engine that drives them.
 //!
 //! Everything a QP does with packets runs in one context at a time ([`gate`]): whichever of a
-//! doorbell, a received packet or a timer asks first runs the QP's pass inline; the others only
-//! leave a note. A pass handles the QP's inbox (responder for requests, completer for
-//! responses), then lets the requester send, then retires finished WQEs. Packets are built
-//! under the QP's spinlocks but sent after they are released (the IP output path must not run
-//! with interrupts disabled), in batches of up to [`OUTBOX`].
+//! doorbell, a received packet, a timer or the deferred kick asks first runs the QP's pass
+//! inline; the others only leave a note. A pass handles the QP's inbox (responder for requests,
+//! completer for responses), then lets the requester send, then retires finished WQEs. Packets
+//! are built under the QP's spinlocks but sent after they are released (the IP output path must
+//! not run with interrupts disabled), in batches of up to [`OUTBOX`].
+//!
+//! Work is bounded per context: a run makes at most [`PASSES_PER_RUN`] passes; a packet for a
+//! QP of the same device lists that QP in [`Kicks`] instead of running it inline (no recursion
+//! through chains of QPs), and the outermost kick runs the list, [`RUNS_PER_KICK`] runs at most.
+//! What is left goes to the QPs' deferred kicks (a work item on the BH workqueue).
 
 mod completer;
 mod direct;
@@ -29,14 +34,18 @@ use crate::{
         Device,
         ObjRef,
         Qp,
-        TimerTarget, //
+        TimerTarget,
+        WorkTarget, //
     },
     kernel_ext::trace_drop,
     net::SkBuff,
     proto::{
         hdr::Bth,
         packet,
-        qp_state::local_ack_timeout_ns, //
+        qp_state::{
+            local_ack_timeout_ns,
+            QpType, //
+        },
     },
     qp::RrxeQp,
 };
@@ -79,6 +88,14 @@ pub(crate) enum DropReason {
     StaleResponse,
     /// A multicast packet for a group no QP of the device is attached to.
     Multicast,
+    /// The receive WQE the packet needed is malformed: it completes in error and the QP moves
+    /// to ERR.
+    BadRecvWqe,
+    /// The QP's inbox is full: packets arrive faster than the QP runs (a flood).
+    InboxFull,
+    /// An RC or UC packet whose IP source or destination is not that of the connection (the
+    /// QP's address vector): an off-path sender that guessed or learned the QPN.
+    AddressMismatch,
 }
 
 impl DropReason {
@@ -99,6 +116,9 @@ impl DropReason {
             Self::NoReceiveWqe => c"no_receive_wqe",
             Self::StaleResponse => c"stale_response",
             Self::Multicast => c"multicast",
+            Self::BadRecvWqe => c"bad_recv_wqe",
+            Self::InboxFull => c"inbox_full",
+            Self::AddressMismatch => c"address_mismatch",
         }
     }
 }
@@ -139,9 +159,9 @@ impl Outbox {
         let _ = self.items.push_within_capacity(item);
     }
 
-    fn send_all(&mut self, qp: &Qp<RrxeDevice>) {
+    fn send_all(&mut self, qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
         for item in self.items.drain_all() {
-            xmit::send(qp.device(), item);
+            xmit::send(qp.device(), item, kicks);
         }
     }
 }
@@ -156,20 +176,102 @@ pub(crate) fn timeout_us(timeout: u8, retries: u8) -> Option<u64> {
     Some((ns / 1000).max(2000) << retries.min(6))
 }
 
-/// Runs the QP's packet work now, or makes the context running it go once more.
+/// The passes one run may make before it hands the rest to the deferred kick: a bound on the
+/// time one context (often a softirq, or a packet flood's receive path) spends on one QP.
+const PASSES_PER_RUN: u32 = 1024;
+
+/// The runs one kick makes (its QP's and those of the QPs its packets reached on this device)
+/// before it leaves the rest to their deferred kicks.
+const RUNS_PER_KICK: u32 = 64;
+
+/// The QPs of this device that packets delivered during a run must run next. Delivery never
+/// runs the destination inline (a chain of QPs sending to each other would recurse without
+/// bound); the outermost kick runs them one after the other, and what does not fit (or exceeds
+/// [`RUNS_PER_KICK`]) goes to the QPs' deferred kicks.
+pub(crate) struct Kicks {
+    qps: [Option<ObjRef<Qp<RrxeDevice>>>; 16],
+    n: usize,
+}
+
+impl Kicks {
+    /// None yet.
+    pub(crate) fn new() -> Self {
+        Self {
+            qps: [const { None }; 16],
+            n: 0,
+        }
+    }
+
+    /// Asks for a run of `qp`.
+    pub(crate) fn push(&mut self, qp: ObjRef<Qp<RrxeDevice>>) {
+        let listed = self.qps[..self.n]
+            .iter()
+            .flatten()
+            .any(|q| core::ptr::eq::<Qp<RrxeDevice>>(&**q, &*qp));
+        if listed {
+            return;
+        }
+        match self.qps.get_mut(self.n) {
+            Some(slot) => {
+                *slot = Some(qp);
+                self.n += 1;
+            }
+            None => qp.pipe().kicker.queue(&qp),
+        }
+    }
+
+    fn pop(&mut self) -> Option<ObjRef<Qp<RrxeDevice>>> {
+        self.n = self.n.checked_sub(1)?;
+        self.qps.get_mut(self.n)?.take()
+    }
+
+    /// Runs the listed QPs (and those their runs list), [`RUNS_PER_KICK`] at most.
+    pub(crate) fn run_all(&mut self) {
+        let mut runs = 0;
+        while let Some(qp) = self.pop() {
+            if runs >= RUNS_PER_KICK {
+                qp.pipe().kicker.queue(&qp);
+                continue;
+            }
+            runs += 1;
+            run(&qp, self);
+        }
+    }
+}
+
+/// Runs the QP's packet work now (and then that of the QPs on this device its packets reach),
+/// or makes the context running it go once more.
 pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
+    let mut kicks = Kicks::new();
+    run(qp, &mut kicks);
+    kicks.run_all();
+}
+
+/// One run of the QP's work. A run that uses up [`PASSES_PER_RUN`] (or cannot get its batch
+/// buffer) arms the deferred kick and stops, so a long READ response or send continues
+/// instead of stalling until the next event, and no flood of requests keeps one context
+/// looping.
+fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
     let gate = &qp.pipe().gate;
     if !gate.enter() {
         return;
     }
     // One batch buffer for all passes of this run (emptied by each pass).
     let mut out = Outbox::new().ok();
+    let mut passes = 0u32;
     loop {
         if let Some(out) = out.as_mut() {
-            let mut passes = 0;
-            while pass(qp, out) && passes < 1024 {
+            while passes < PASSES_PER_RUN {
                 passes += 1;
+                if !pass(qp, out, kicks) {
+                    break;
+                }
             }
+        }
+        if out.is_none() || passes >= PASSES_PER_RUN {
+            qp.pipe().kicker.queue(&ObjRef::new(qp));
+            gate.hand_over();
+            break;
         }
         if gate.leave() {
             break;
@@ -179,7 +281,7 @@ pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
 
 /// One pass, sending what it builds through `out`; `true` when it did something (another may
 /// be useful).
-fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox) -> bool {
+fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
     let snap = RrxeQp::snapshot(qp);
     let mut worked = false;
     let c = completer::on_timer(qp, &snap);
@@ -203,7 +305,7 @@ fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox) -> bool {
     }
     fatal |= completer::complete_done(qp, &snap);
     worked |= !out.items.is_empty();
-    out.send_all(qp);
+    out.send_all(qp, kicks);
     if fatal {
         RrxeQp::pipeline_fatal(qp);
     }
@@ -224,11 +326,22 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &state::Snapshot, skb: &mut SkBuff, out: &m
         drop_packet(qp.device(), DropReason::Malformed, Some(&bth));
         return false;
     };
+    // A connected QP talks to one peer (rxe's `check_addr`): the packet must come from the
+    // address of the QP's address vector, to the QP's own.
+    if matches!(snap.qp_type, QpType::Rc | QpType::Uc)
+        && (recv::source_gid(&grh) != snap.av.dgid || recv::dest_gid(&grh) != snap.av.sgid)
+    {
+        drop_packet(qp.device(), DropReason::AddressMismatch, Some(&bth));
+        return false;
+    }
     if h.info.is_request {
-        if let Err(reason) = responder::on_request(qp, snap, &h, payload, &grh, out) {
-            drop_packet(qp.device(), reason, Some(&bth));
+        match responder::on_request(qp, snap, &h, payload, &grh, out) {
+            Ok(()) => false,
+            Err(reason) => {
+                drop_packet(qp.device(), reason, Some(&bth));
+                reason == DropReason::BadRecvWqe
+            }
         }
-        false
     } else {
         let c = completer::on_response(qp, snap, &h, payload);
         if c.dropped {
@@ -240,8 +353,6 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &state::Snapshot, skb: &mut SkBuff, out: &m
 
 /// The retransmission/RNR timer.
 pub(crate) const TIMER_RETRANSMIT: u32 = 0;
-/// The deferred kick.
-pub(crate) const TIMER_KICK: u32 = 1;
 
 impl TimerTarget for Qp<RrxeDevice> {
     fn timer_fired(this: ObjRef<Self>, id: u32) {
@@ -252,11 +363,17 @@ impl TimerTarget for Qp<RrxeDevice> {
     }
 }
 
+impl WorkTarget for Qp<RrxeDevice> {
+    fn work_run(this: ObjRef<Self>) {
+        kick(&this);
+    }
+}
+
 /// Runs the QP's work now, or as soon as possible when this context may not send packets
 /// (interrupts disabled: a kernel consumer posting under an irqsave lock).
 pub(crate) fn kick_or_defer(qp: &Qp<RrxeDevice>) {
     if crate::kernel_ext::irqs_disabled() {
-        qp.pipe().kicker.arm(&ObjRef::new(qp), 0);
+        qp.pipe().kicker.queue(&ObjRef::new(qp));
     } else {
         kick(qp);
     }

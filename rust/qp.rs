@@ -20,6 +20,7 @@ use crate::{
 };
 use crate::{
     device::RrxeDevice,
+    ib::Caller,
     ib::{
         CqRef,
         Device,
@@ -39,6 +40,7 @@ use crate::{
     index::PoolIndex,
     kernel_ext::eopnotsupp,
     limits,
+    mm::KernelConsumer,
     mw::QpToken,
     proto::{
         qp_state::{
@@ -68,7 +70,8 @@ use crate::{
     pipeline::state::{
         QpPipe,
         SendWait,
-        Snapshot, //
+        Snapshot,
+        TakenRecv, //
     },
     proto::{
         psn::Psn,
@@ -126,8 +129,9 @@ pub(crate) struct RrxeQp {
     recv_cq: Option<CqRef<RrxeDevice>>,
     /// The SRQ receives come from, instead of `rq`.
     srq: Option<ObjRef<Srq<RrxeDevice>>>,
-    /// Whether a kernel consumer owns the QP (its send ring is not mapped to user space).
-    kernel: bool,
+    /// Held when a kernel consumer owns the QP (its rings are not mapped to user space): the
+    /// right to post work requests whose addresses are kernel memory. User QPs have none.
+    kernel: Option<KernelConsumer>,
     /// The packet pipeline's state.
     pipe: QpPipe,
     /// This QP's identity for the type 2 memory windows bound to it.
@@ -201,9 +205,12 @@ impl RrxeQp {
     pub(crate) fn create(
         dev: &Device<RrxeDevice>,
         init: &mut QpInit<RrxeDevice>,
-        mut udata: Option<&mut Udata<'_>>,
+        caller: Caller<'_, '_>,
     ) -> Result<Self> {
-        let kernel = udata.is_none();
+        let (mut udata, kernel) = match caller {
+            Caller::User(u) => (Some(u), None),
+            Caller::Kernel(k) => (None, Some(k)),
+        };
         let qp_type = match init.qp_type {
             Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
             // QP1, for the MAD layer (ib_mad creates it for each port).
@@ -379,7 +386,7 @@ impl RrxeQp {
             max_rd_atomic: a.max_rd_atomic,
             pd: qp.pd_id(),
             sq_sig_all: qp.sq_sig_all,
-            kernel: qp.kernel,
+            kernel: qp.kernel.is_some(),
             // RoCEv2 entropy: a stable source port per QP in 0xc000..=0xffff.
             src_port: 0xc000 | ((qp.qpn() ^ (qp.qpn() >> 14)) & 0x3fff) as u16,
         }
@@ -426,7 +433,12 @@ impl RrxeQp {
             s.wait = SendWait::None;
             drop(s);
             let mut r = p.recv.lock();
-            r.recv = None;
+            if next == QpState::Reset {
+                r.recv = None;
+                r.direct_recv = None;
+            }
+            // In ERR, a receive WQE the responder took and did not finish is flushed by
+            // `flush_queues`, before the ring's.
             r.write = None;
             r.read = None;
         }
@@ -549,12 +561,18 @@ impl RrxeQp {
         }
     }
 
+    /// Flushes what the rings hold now: at most one ring's capacity each, so a user who keeps
+    /// moving its producer index cannot keep this loop (interrupts off) running; later WQEs are
+    /// flushed by the next doorbell.
     fn flush_queues(qp: &Qp<RrxeDevice>) {
         let qpn = qp.qpn();
         let mut slot = [0u8; 8];
         if let Some(cq) = &qp.send_cq {
             let mut sq = qp.sq.lock();
-            while let Ok(true) = sq.ring.peek(&mut slot) {
+            for _ in 0..sq.ring.capacity() {
+                if !matches!(sq.ring.peek(&mut slot), Ok(true)) {
+                    break;
+                }
                 let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, None);
                 // A full CQ loses the completion, as on hardware (the CQ overran).
                 let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
@@ -563,9 +581,27 @@ impl RrxeQp {
                 }
             }
         }
+        if let Some(cq) = &qp.recv_cq {
+            // Receive WQEs already taken from the ring (or SRQ): a message in progress, or one
+            // the direct path took. Flushed first: they were posted first.
+            let (filling, taken) = {
+                let mut r = qp.pipe.recv.lock();
+                (r.recv.take().map(|p| p.wr_id), r.direct_recv.take())
+            };
+            let taken = taken.map(|t| match t {
+                TakenRecv::Wqe(wr_id, _) | TakenRecv::Malformed(wr_id) => wr_id,
+            });
+            for wr_id in [filling, taken].into_iter().flatten() {
+                let cqe = cqe::flush_cqe(wr_id, qpn, Some(WcOpcode::Recv));
+                let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
+            }
+        }
         if let (Some(cq), Some(rq)) = (&qp.recv_cq, &qp.rq) {
             let mut rq = rq.lock();
-            while let Ok(true) = rq.ring.peek(&mut slot) {
+            for _ in 0..rq.ring.capacity() {
+                if !matches!(rq.ring.peek(&mut slot), Ok(true)) {
+                    break;
+                }
                 let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, Some(WcOpcode::Recv));
                 let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
                 if rq.ring.pop().is_err() {
@@ -583,6 +619,8 @@ impl RrxeQp {
         qp: &Qp<RrxeDevice>,
         wrs: &mut SendWrChain<'_, '_, RrxeDevice>,
     ) -> Result {
+        // Only a kernel QP may name kernel addresses (ib refuses user chains before this).
+        let kernel = qp.kernel.as_ref().ok_or(EINVAL)?;
         match qp.state() {
             QpState::Reset | QpState::Init | QpState::Rtr => Err(EINVAL),
             QpState::Err | QpState::Sqe => {
@@ -598,7 +636,7 @@ impl RrxeQp {
             QpState::Rts | QpState::Sqd => {
                 let mut r = Ok(());
                 for wr in wrs {
-                    r = wr.and_then(|wr| qp.enqueue_kernel_send(&wr));
+                    r = wr.and_then(|wr| qp.enqueue_kernel_send(kernel, &wr));
                     if r.is_err() {
                         break;
                     }
@@ -610,7 +648,7 @@ impl RrxeQp {
     }
 
     /// Encodes one kernel send work request into the send ring.
-    fn enqueue_kernel_send(&self, wr: &SendWr<'_, RrxeDevice>) -> Result {
+    fn enqueue_kernel_send(&self, kernel: &KernelConsumer, wr: &SendWr<'_, RrxeDevice>) -> Result {
         let mut slot = [0u8; 1024];
         let mut sq = self.sq.lock();
         let elem = sq.ring.elem_size().min(slot.len());
@@ -661,7 +699,7 @@ impl RrxeQp {
             for sge in wr.sges.as_slice() {
                 let n = sge.length as usize;
                 let dst = inline.get_mut(len..len + n).ok_or(EINVAL)?;
-                crate::mm::kernel_read(sge.addr, dst)?;
+                crate::mm::kernel_read(kernel, sge.addr, dst)?;
                 len += n;
             }
             SendData::Inline(&inline[..len])
@@ -686,6 +724,10 @@ impl RrxeQp {
     /// responder reads both the same way). In ERR each completes with `IB_WC_WR_FLUSH_ERR` at
     /// once (what `ib_drain_rq` waits for).
     pub(crate) fn post_recv(qp: &Qp<RrxeDevice>, wrs: &mut RecvWrChain<'_>) -> Result {
+        if qp.kernel.is_none() {
+            // A user QP's receive ring is user space's (ib refuses user chains before this).
+            return Err(EINVAL);
+        }
         let Some(rq) = &qp.rq else {
             // Receives of an SRQ-attached QP go to the SRQ.
             return Err(EINVAL);

@@ -31,6 +31,15 @@ pub(crate) fn ring_errno(e: RingError) -> Error {
     }
 }
 
+/// The entries a ring held when a resize looked, for copying them outside its lock.
+pub(crate) struct PendingSnapshot {
+    buf: Arc<UserBuf>,
+    geo: RingGeometry,
+    /// The kernel's consumer index then, and how many entries were posted after it.
+    cons: u32,
+    n: u32,
+}
+
 /// A ring whose producer is user space (send and receive queues); the kernel consumes it.
 pub(crate) struct KernelConsumedRing {
     buf: Arc<UserBuf>,
@@ -91,30 +100,51 @@ impl KernelConsumedRing {
         Ok(true)
     }
 
-    /// Moves the posted, unconsumed entries into `new` (an SRQ resize): they start at index 0
-    /// there and `new`'s producer index is published after them. `EINVAL` when they do not fit.
-    /// Does not sleep.
-    pub(crate) fn move_unconsumed_into(&mut self, new: &mut Self) -> Result {
-        let mask = self.geo.index_mask();
+    /// The entries posted now, for a resize to copy without holding the ring's lock.
+    pub(crate) fn pending_snapshot(&self) -> Result<PendingSnapshot> {
         let prod = self.buf.load_acquire(ring::HDR_PRODUCER)?;
-        let n = ring::available(prod, self.cons, mask);
-        if !ring::resize_fits(new.geo.capacity(), n) {
+        Ok(PendingSnapshot {
+            buf: self.buf.clone(),
+            geo: self.geo,
+            cons: self.cons,
+            n: ring::available(prod, self.cons, self.geo.index_mask()),
+        })
+    }
+
+    /// Copies the snapshot's entries into this new, empty ring, at indices `0..n`, and
+    /// publishes the producer index after them. Any context; no lock needed (nothing else has
+    /// this ring yet). `EINVAL` when they do not fit.
+    pub(crate) fn fill_from(&mut self, s: &PendingSnapshot) -> Result {
+        if !ring::resize_fits(self.geo.capacity(), s.n) {
             return Err(EINVAL);
         }
-        let elem = self.geo.elem_size().min(new.geo.elem_size());
-        let mut to = 0;
-        for _ in 0..n {
+        let elem = s.geo.elem_size().min(self.geo.elem_size());
+        let (mut from, mut to) = (s.cons, 0);
+        for _ in 0..s.n {
             copy_slot(
+                &s.buf,
+                s.geo.slot_offset(from),
                 &self.buf,
-                self.geo.slot_offset(self.cons),
-                &new.buf,
-                new.geo.slot_offset(to),
+                self.geo.slot_offset(to),
                 elem,
             )?;
-            self.cons = ring::next(self.cons, mask);
-            to = ring::next(to, new.geo.index_mask());
+            from = ring::next(from, s.geo.index_mask());
+            to = ring::next(to, self.geo.index_mask());
         }
-        new.buf.store_release(ring::HDR_PRODUCER, to)
+        self.buf.store_release(ring::HDR_PRODUCER, to)
+    }
+
+    /// Takes this ring's place after a resize copied `s` from `old` into it ([`Self::fill_from`]):
+    /// the entries `old` had consumed since the snapshot count as consumed here too. Under the
+    /// lock both are held by; a few index operations. `EBUSY` if `old` is not the ring the
+    /// snapshot was taken of (another resize replaced it meanwhile).
+    pub(crate) fn skip_consumed_since(&mut self, old: &Self, s: &PendingSnapshot) -> Result {
+        if !Arc::ptr_eq(&old.buf, &s.buf) {
+            return Err(EBUSY);
+        }
+        let consumed = ring::count(old.cons, s.cons, old.geo.index_mask()).min(s.n);
+        self.cons = ring::advance(0, consumed, self.geo.index_mask());
+        self.buf.store_release(ring::HDR_CONSUMER, self.cons)
     }
 
     /// How many entries the ring can hold.

@@ -4,8 +4,9 @@
 //! librxe quirk: the new ring's mmap info is written to a user pointer the command carries) and
 //! the limit.
 //!
-//! Lock: `state` (a spinlock) holds the ring and the limit; resize builds the new ring outside
-//! it and moves the posted WQEs under it.
+//! Lock: `state` (a spinlock) holds the ring and the limit. A resize copies the posted WQEs
+//! into the new ring outside it (up to 2^20 of them: not with interrupts off), then, under it,
+//! drops those consumed meanwhile and swaps the rings: a few index operations.
 
 use crate::{
     device::RrxeDevice,
@@ -146,22 +147,24 @@ impl RrxeSrq {
                 u.read_in(&mut cmd)?;
                 info_addr = Some(u64::from_ne_bytes(cmd));
             }
-            let (mut ring, mmap) = new_ring(attr.max_wr, srq.max_sge, udata.as_deref_mut())?;
+            let (ring, mmap) = new_ring(attr.max_wr, srq.max_sge, udata.as_deref_mut())?;
             if let (Some(u), Some(addr), Some(h)) = (udata, info_addr, &mmap) {
                 u.write_user(addr, &h.info().to_bytes())?;
             }
+            // Two resizes may race (uverbs takes the SRQ for reading only): the second to swap
+            // finds its snapshot's ring gone and fails with `EBUSY`.
+            let snap = srq.state.lock().ring.pending_snapshot()?;
+            let mut ring = ring;
+            ring.fill_from(&snap)?;
             let mut st = srq.state.lock();
-            st.ring.move_unconsumed_into(&mut ring)?;
-            let old = core::mem::replace(
-                &mut *st,
-                SrqState {
-                    ring,
-                    _mmap: mmap,
-                    limit,
-                },
-            );
+            ring.skip_consumed_since(&st.ring, &snap)?;
+            let prev = core::mem::replace(&mut st.ring, ring);
+            let prev_mmap = core::mem::replace(&mut st._mmap, mmap);
+            st.limit = limit;
             drop(st);
-            drop(old);
+            // Freed outside the lock (`vfree` may sleep).
+            drop(prev);
+            drop(prev_mmap);
         } else if mask.limit {
             let mut st = srq.state.lock();
             if attr.srq_limit > st.ring.capacity() {

@@ -16,6 +16,7 @@
 #include <rdma/uverbs_ioctl.h>
 #include <linux/highmem.h>
 #include <linux/timer.h>
+#include <linux/workqueue.h>
 #include <linux/skbuff.h>
 #include <net/ip.h>
 #include <net/route.h>
@@ -330,6 +331,21 @@ unsigned long rrxe_helper_umem_offset(struct ib_umem *umem)
 void rrxe_helper_netdev_mac(const struct net_device *ndev, u8 *mac)
 {
 	ether_addr_copy(mac, ndev->dev_addr);
+}
+
+void rrxe_helper_work_init(struct work_struct *w, void (*fn)(struct work_struct *))
+{
+	INIT_WORK(w, fn);
+}
+
+bool rrxe_helper_work_queue_bh(struct work_struct *w)
+{
+	return queue_work(system_bh_wq, w);
+}
+
+bool rrxe_helper_work_cancel_sync(struct work_struct *w)
+{
+	return cancel_work_sync(w);
 }
 
 void rrxe_helper_timer_setup(struct timer_list *t, void (*fn)(struct timer_list *))

@@ -120,6 +120,12 @@ bool rrxe_helper_irqs_disabled(void);
 /* tracepoints (rrxe_trace.h) */
 void rrxe_helper_trace_drop(const char *dev, u32 qpn, u32 psn, u8 opcode, const char *reason);
 
+/* work items (on the BH workqueue: softirq context, never run concurrently with themselves) */
+struct work_struct;
+void rrxe_helper_work_init(struct work_struct *w, void (*fn)(struct work_struct *));
+bool rrxe_helper_work_queue_bh(struct work_struct *w);
+bool rrxe_helper_work_cancel_sync(struct work_struct *w);
+
 /* timers */
 struct timer_list;
 void rrxe_helper_timer_setup(struct timer_list *t, void (*fn)(struct timer_list *));

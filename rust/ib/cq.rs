@@ -14,24 +14,93 @@ use super::{
     DeviceOps, //
 };
 use crate::bindings;
-use core::ptr::NonNull;
+use core::{
+    ptr::NonNull,
+    sync::atomic::{
+        AtomicPtr,
+        Ordering::{
+            Acquire,
+            Release, //
+        },
+    },
+};
+use kernel::{
+    prelude::*,
+    types::Opaque, //
+};
 
 /// A completion queue: the C `struct ib_cq` at offset 0, then the driver data.
 pub(crate) type Cq<T> = Obj<T, CqKind>;
 
 impl<T: DeviceOps> Obj<T, CqKind> {
-    /// Calls the consumer's completion handler (an event on the uverbs completion channel for
-    /// user CQs). Any context; the caller serialises calls for one CQ (the driver clears its
-    /// arming under its lock before calling).
-    pub(crate) fn notify_completion(&self) {
-        let cq = self.as_raw();
-        // SAFETY: `comp_handler` and `cq_context` are set by the core before the CQ is used and
-        // stay valid until it is destroyed, which cannot happen during a call on it.
-        unsafe {
-            if let Some(handler) = (*cq).comp_handler {
-                handler(cq, (*cq).cq_context);
+    /// Raises a completion event: the consumer's completion handler (an event on the uverbs
+    /// completion channel for user CQs) runs from `n`, this CQ's notifier, soon after. Any
+    /// context. Never calls the handler itself: the caller may be inside one of the consumer's
+    /// own verb calls (`post_send` running a pass inline, a flush in `modify_qp`), which must not
+    /// call back (`Documentation/infiniband/core_locking.rst`).
+    pub(crate) fn notify_completion(&self, n: &CompletionNotifier) {
+        n.cq.store(self.as_raw(), Release);
+        // SAFETY: The work is initialised; the notifier cancels it before it goes away.
+        unsafe { bindings::rrxe_helper_work_queue_bh(n.work.get()) };
+    }
+}
+
+/// A CQ's completion notifier: a work item on the BH workqueue that calls the consumer's
+/// completion handler. One per CQ, so the handler never runs on two CPUs at once for one CQ
+/// (the workqueue does not run a work item concurrently with itself), and it runs outside every
+/// verb call of the consumer. The CQ's driver data holds it; dropping it cancels the work.
+#[pin_data(PinnedDrop)]
+pub(crate) struct CompletionNotifier {
+    #[pin]
+    work: Opaque<bindings::work_struct>,
+    /// The CQ to notify (set by [`Obj::notify_completion`] before each queueing).
+    cq: AtomicPtr<bindings::ib_cq>,
+}
+
+// SAFETY: The work item is used through the workqueue's own synchronisation; `cq` is atomic.
+unsafe impl Send for CompletionNotifier {}
+// SAFETY: As above.
+unsafe impl Sync for CompletionNotifier {}
+
+/// The notifier's work function.
+///
+/// # Safety
+///
+/// Called by the workqueue with the `work` field of a live `CompletionNotifier`.
+unsafe extern "C" fn notify_work(w: *mut bindings::work_struct) {
+    // SAFETY: `w` is the `work` field of a live notifier: its drop cancels the work (waiting
+    // for this function) before the memory goes.
+    let this = unsafe { &*kernel::container_of!(Opaque::cast_from(w), CompletionNotifier, work) };
+    let cq = this.cq.load(Acquire);
+    // SAFETY: `cq` was stored by `notify_completion` of the CQ that owns this notifier, whose
+    // C structure lives as long as its driver data (and so this notifier); `comp_handler` and
+    // `cq_context` are set by the core before the CQ is used.
+    unsafe {
+        if let Some(cq) = cq.as_mut() {
+            if let Some(handler) = cq.comp_handler {
+                handler(cq, cq.cq_context);
             }
         }
+    }
+}
+
+impl CompletionNotifier {
+    /// A notifier with nothing queued.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            // SAFETY: `INIT_WORK` initialises the work in place.
+            work <- Opaque::ffi_init(|w| unsafe { bindings::rrxe_helper_work_init(w, Some(notify_work)) }),
+            cq: AtomicPtr::new(core::ptr::null_mut()),
+        })
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for CompletionNotifier {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: The work is initialised; after this it neither runs nor is queued (the CQ is
+        // being destroyed: nothing notifies it any more).
+        unsafe { bindings::rrxe_helper_work_cancel_sync(self.work.get()) };
     }
 }
 

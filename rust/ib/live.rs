@@ -27,10 +27,22 @@ impl Users {
         Self(Atomic::new(0))
     }
 
-    /// Sleeps until the last reference is dropped. Process context.
+    /// Sleeps until the last reference is dropped. Process context. References are held by
+    /// the data path for the length of one run or packet (the driver closes its timers and
+    /// removes its table entries first), so this is short; a wait past 10 s is a bug and is
+    /// reported every 10 s, so it cannot go unnoticed.
     pub(super) fn wait_unused(&self) {
-        while self.0.load(Acquire) != 0 {
+        let mut waited = 0u32;
+        loop {
+            let n = self.0.load(Acquire);
+            if n == 0 {
+                return;
+            }
             kernel::time::delay::fsleep(Delta::from_micros(100));
+            waited = waited.wrapping_add(1);
+            if waited % 100_000 == 0 {
+                kernel::pr_warn!("destroy still waits for {} data-path references\n", n);
+            }
         }
     }
 }

@@ -37,7 +37,10 @@ use super::{
         SrqAttr,
         SrqMask, //
     },
-    udata::Udata,
+    udata::{
+        Caller,
+        Udata, //
+    },
     wr::{
         RecvWrChain,
         SendWrChain,
@@ -51,6 +54,7 @@ use super::{
 use crate::{
     bindings,
     kernel_ext::eopnotsupp,
+    mm::KernelConsumer,
     proto::qp_state::AttrMask, //
 };
 use core::marker::PhantomData;
@@ -84,6 +88,20 @@ pub(super) unsafe fn post_chain<W>(
         unsafe { *bad_wr = chain.current() };
     }
     from_result(|| r.map(|()| 0))
+}
+
+/// Refuses a work-request chain posted to a user object (a uverbs `POST_SEND`, `POST_RECV` or
+/// `POST_SRQ_RECV` with work requests, which ib_core builds from user input). User QPs and SRQs
+/// post through their mapped rings; the addresses of such a chain are user input that the
+/// kernel-consumer path would treat as kernel addresses. The whole chain is reported bad.
+///
+/// # Safety
+///
+/// `bad_wr` is writable for this call.
+pub(super) unsafe fn refuse_user_chain<W>(wr: *const W, bad_wr: *mut *const W) -> c_int {
+    // SAFETY: Guaranteed by the caller.
+    unsafe { *bad_wr = wr };
+    EINVAL.to_errno()
 }
 
 /// An RDMA device driver: the data behind each [`Device`] and its verbs.
@@ -146,8 +164,13 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// ib_core moves the PD). New translations are not supported.
     fn rereg_user_mr(mr: &Mr<Self>, flags: u32, access: u32) -> Result;
 
-    /// A fast-registration MR (`IB_MR_TYPE_MEM_REG`) for up to `max_num_sg` pages.
-    fn alloc_mr(dev: &Device<Self>, max_num_sg: u32) -> Result<(Self::Mr, MrKeys)>;
+    /// A fast-registration MR (`IB_MR_TYPE_MEM_REG`) for up to `max_num_sg` pages; only kernel
+    /// consumers allocate them (their pages are kernel addresses).
+    fn alloc_mr(
+        dev: &Device<Self>,
+        max_num_sg: u32,
+        kernel: KernelConsumer,
+    ) -> Result<(Self::Mr, MrKeys)>;
 
     /// Starts mapping a new page list into a fast-registration MR (`map_mr_sg`).
     fn map_mr_begin(mr: &Mr<Self>) -> Result;
@@ -165,7 +188,11 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     }
 
     /// The DMA MR of a kernel PD (all of memory, virtual DMA).
-    fn get_dma_mr(dev: &Device<Self>, access: u32) -> Result<(Self::Mr, MrKeys)>;
+    fn get_dma_mr(
+        dev: &Device<Self>,
+        access: u32,
+        kernel: KernelConsumer,
+    ) -> Result<(Self::Mr, MrKeys)>;
 
     /// The driver data of a queue pair, dropped when the QP is destroyed.
     type Qp: Send + Sync;
@@ -174,7 +201,7 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     fn create_qp(
         dev: &Device<Self>,
         init: &mut QpInit<Self>,
-        udata: Option<&mut Udata<'_>>,
+        caller: Caller<'_, '_>,
     ) -> Result<Self::Qp>;
 
     /// Called once the QP is created (its data in place), before any other op on it: the
@@ -189,10 +216,12 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     fn doorbell(qp: &Qp<Self>) -> Result;
 
     /// Posts kernel send work requests. Any context: must not sleep. On error the request the
-    /// chain last yielded is reported as `bad_wr`.
+    /// chain last yielded is reported as `bad_wr`. Only called for kernel QPs: a chain posted to
+    /// a user QP (a uverbs `POST_SEND` with work requests) is refused before it gets here.
     fn post_send(qp: &Qp<Self>, wrs: &mut SendWrChain<'_, '_, Self>) -> Result;
 
-    /// Posts kernel receive work requests. Any context: must not sleep.
+    /// Posts kernel receive work requests. Any context: must not sleep. Only called for kernel
+    /// QPs, as [`Self::post_send`].
     fn post_recv(qp: &Qp<Self>, wrs: &mut RecvWrChain<'_>) -> Result;
 
     /// The QP number of `qp`.
@@ -213,11 +242,13 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The driver data of an address handle.
     type Ah: Send + Sync;
 
-    /// Creates an address handle for `av`; `udata` is `None` for kernel callers, which may call
-    /// in atomic context (`may_sleep` false: no sleeping allocation).
+    /// Creates an address handle for `av` in the protection domain with identity `pd` (as
+    /// [`Mr::pd_id`]); `udata` is `None` for kernel callers, which may call in atomic context
+    /// (`may_sleep` false: no sleeping allocation).
     fn create_ah(
         dev: &Device<Self>,
         av: &AddressVector,
+        pd: usize,
         udata: Option<&mut Udata<'_>>,
         may_sleep: bool,
     ) -> Result<Self::Ah>;
@@ -246,7 +277,8 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The current attributes.
     fn query_srq(srq: &Srq<Self>) -> SrqAttr;
 
-    /// Posts kernel receive work requests to an SRQ. Any context: must not sleep.
+    /// Posts kernel receive work requests to an SRQ. Any context: must not sleep. Only called
+    /// for kernel SRQs, as [`Self::post_send`].
     fn post_srq_recv(srq: &Srq<Self>, wrs: &mut RecvWrChain<'_>) -> Result;
 
     /// The driver data of a memory window.

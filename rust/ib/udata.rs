@@ -12,7 +12,10 @@ use super::mmap::{
 };
 use crate::{
     bindings,
-    mm::UserBuf, //
+    mm::{
+        KernelConsumer,
+        UserBuf, //
+    },
 };
 use kernel::{
     prelude::*,
@@ -22,6 +25,27 @@ use kernel::{
         UserSlice, //
     },
 };
+
+/// Who creates an object: a user process, through a uverbs command and its driver data, or a
+/// kernel verbs consumer, with the proof that only kernel callers get.
+pub(crate) enum Caller<'a, 'b> {
+    /// A user process; its driver data.
+    User(&'a mut Udata<'b>),
+    /// A kernel verbs consumer (ib_core passed no `udata`).
+    Kernel(KernelConsumer),
+}
+
+impl<'a, 'b> Caller<'a, 'b> {
+    /// The caller of a verb whose `udata` argument is `udata` (`None` for kernel callers).
+    pub(super) fn new(udata: Option<&'a mut Udata<'b>>) -> Self {
+        match udata {
+            Some(u) => Self::User(u),
+            // SAFETY: ib_core passes no `udata` only for kernel verbs consumers: every uverbs
+            // command that creates an object passes the driver data of its attribute bundle.
+            None => Self::Kernel(unsafe { KernelConsumer::new() }),
+        }
+    }
+}
 
 /// The driver data of one verb call from user space.
 ///

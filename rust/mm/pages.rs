@@ -138,8 +138,9 @@ impl PinnedPages {
     }
 }
 
-/// The page of kernel virtual address `addr`, if it is in the direct map.
-fn direct_map_page(addr: usize) -> Result<*mut bindings::page> {
+/// The page of kernel virtual address `addr`, if it is in the direct map: only with the proof
+/// that a kernel verbs consumer posted the address.
+fn direct_map_page(_: &KernelConsumer, addr: usize) -> Result<*mut bindings::page> {
     // SAFETY: Only computes the page of an address after checking it is in the direct map.
     let page = unsafe { bindings::rrxe_helper_virt_to_page(addr as c_ulong) };
     if page.is_null() {
@@ -148,9 +149,34 @@ fn direct_map_page(addr: usize) -> Result<*mut bindings::page> {
     Ok(page)
 }
 
+/// Proof that the addresses being handled were posted by a kernel verbs consumer: a QP or MR
+/// created without user data (no `udata`), or a fast-registration or DMA MR (which only kernel
+/// consumers can make). It is the only way to [`kernel_read`], [`kernel_write`] or
+/// [`kernel_atomic_u64`] an address, or to make a [`Span::Kernel`].
+///
+/// Only the abstraction layer can make one ([`KernelConsumer::new`] is `unsafe`, and the driver
+/// denies `unsafe_code`); it is neither `Clone` nor `Copy`, so each kernel object holds its own.
+/// Nothing a user process creates holds one, so no address a user (or a remote peer through a
+/// user QP) supplies can ever reach kernel virtual memory.
+pub(crate) struct KernelConsumer(());
+
+impl KernelConsumer {
+    /// The proof for one object.
+    ///
+    /// # Safety
+    ///
+    /// The object the proof is stored in was created by a kernel verbs consumer (ib_core passed
+    /// no `udata`, or the verb exists only for kernel consumers), so every virtual address its
+    /// work requests name is kernel memory that consumer owns and keeps allocated until the
+    /// work completes (the verbs contract).
+    pub(crate) unsafe fn new() -> Self {
+        Self(())
+    }
+}
+
 /// Copies between a slice and kernel virtual memory at `addr`, page by page, each page checked
 /// to be in the direct map.
-fn kernel_copy(addr: u64, buf: *mut u8, total: usize, out: bool) -> Result {
+fn kernel_copy(k: &KernelConsumer, addr: u64, buf: *mut u8, total: usize, out: bool) -> Result {
     let addr = usize::try_from(addr).map_err(|_| EFAULT)?;
     addr.checked_add(total).ok_or(EFAULT)?;
     let mut done = 0;
@@ -158,10 +184,10 @@ fn kernel_copy(addr: u64, buf: *mut u8, total: usize, out: bool) -> Result {
         let a = addr + done;
         let in_page = a % PAGE_SIZE;
         let n = (PAGE_SIZE - in_page).min(total - done);
-        let page = direct_map_page(a)?;
-        // SAFETY: `page` is a direct-map page; kernel verbs consumers keep the memory they
-        // posted allocated until its work request completes (the verbs contract). `buf` has
-        // `total` bytes.
+        let page = direct_map_page(k, a)?;
+        // SAFETY: `page` is a direct-map page; the caller holds a `KernelConsumer`, so the
+        // address was posted by a kernel verbs consumer, which keeps the memory allocated until
+        // its work request completes (the verbs contract). `buf` has `total` bytes.
         unsafe { copy_page(page, in_page, buf.add(done), n, out) };
         done += n;
     }
@@ -170,22 +196,26 @@ fn kernel_copy(addr: u64, buf: *mut u8, total: usize, out: bool) -> Result {
 
 /// Reads kernel memory a kernel verbs consumer posted (an SGE of its DMA MR or a fast-reg
 /// page), at kernel virtual address `addr`; `EFAULT` outside the direct map.
-pub(crate) fn kernel_read(addr: u64, dst: &mut [u8]) -> Result {
-    kernel_copy(addr, dst.as_mut_ptr(), dst.len(), true)
+pub(crate) fn kernel_read(k: &KernelConsumer, addr: u64, dst: &mut [u8]) -> Result {
+    kernel_copy(k, addr, dst.as_mut_ptr(), dst.len(), true)
 }
 
 /// Writes kernel memory a kernel verbs consumer posted, as [`kernel_read`].
-pub(crate) fn kernel_write(addr: u64, src: &[u8]) -> Result {
-    kernel_copy(addr, src.as_ptr().cast_mut(), src.len(), false)
+pub(crate) fn kernel_write(k: &KernelConsumer, addr: u64, src: &[u8]) -> Result {
+    kernel_copy(k, addr, src.as_ptr().cast_mut(), src.len(), false)
 }
 
 /// Runs `f` on the aligned 64-bit word at kernel virtual address `addr`, as [`kernel_read`].
-pub(crate) fn kernel_atomic_u64<R>(addr: u64, f: impl FnOnce(&AtomicU64) -> R) -> Result<R> {
+pub(crate) fn kernel_atomic_u64<R>(
+    k: &KernelConsumer,
+    addr: u64,
+    f: impl FnOnce(&AtomicU64) -> R,
+) -> Result<R> {
     let a = usize::try_from(addr).map_err(|_| EFAULT)?;
     if a % 8 != 0 {
         return Err(EINVAL);
     }
-    let page = direct_map_page(a)?;
+    let page = direct_map_page(k, a)?;
     // SAFETY: As in `kernel_copy`; an aligned word stays in its page; the reference does not
     // escape `f`.
     unsafe {
@@ -204,7 +234,7 @@ pub(crate) enum Span<'a> {
     Pinned(&'a PinnedPages, usize),
     /// Kernel virtual memory of the direct map from this address (posted by a kernel verbs
     /// consumer, as for [`kernel_read`]).
-    Kernel(u64),
+    Kernel(&'a KernelConsumer, u64),
 }
 
 impl Span<'_> {
@@ -220,12 +250,12 @@ impl Span<'_> {
                 let page = *p.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
                 Ok((page as *mut bindings::page, pos % PAGE_SIZE))
             }
-            Span::Kernel(addr) => {
+            Span::Kernel(k, addr) => {
                 let a = usize::try_from(addr)
                     .ok()
                     .and_then(|a| a.checked_add(at))
                     .ok_or(EFAULT)?;
-                Ok((direct_map_page(a)?, a % PAGE_SIZE))
+                Ok((direct_map_page(k, a)?, a % PAGE_SIZE))
             }
         }
     }
@@ -239,7 +269,7 @@ impl Span<'_> {
                 }
                 Ok(())
             }
-            Span::Kernel(addr) => {
+            Span::Kernel(_, addr) => {
                 usize::try_from(addr)
                     .ok()
                     .and_then(|a| a.checked_add(len))

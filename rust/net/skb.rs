@@ -232,6 +232,18 @@ impl SkbQueue {
         unsafe { bindings::skb_queue_tail(self.head.get(), skb.into_raw()) };
     }
 
+    /// Appends a buffer unless the queue already holds `max`; gives it back if it does.
+    pub(crate) fn push_bounded(&self, skb: SkBuff, max: u32) -> Result<(), SkBuff> {
+        // SAFETY: The head is initialised; `qlen` is read without the lock (a racy bound, as
+        // `skb_queue_len_lockless` reads it).
+        let len = unsafe { core::ptr::read_volatile(&raw const (*self.head.get()).qlen) };
+        if len >= max {
+            return Err(skb);
+        }
+        self.push(skb);
+        Ok(())
+    }
+
     /// Takes the first buffer.
     pub(crate) fn pop(&self) -> Option<SkBuff> {
         // SAFETY: The head is initialised; a dequeued skb is ours.

@@ -12,7 +12,8 @@ use super::{
     state::{
         RecvState,
         SendState,
-        Snapshot, //
+        Snapshot,
+        TakenRecv, //
     },
     xmit,
 };
@@ -45,7 +46,6 @@ use crate::{
         },
         seq,
         wqe::{
-            self,
             SendFlags,
             SendWqe,
             Sge,
@@ -59,6 +59,11 @@ use kernel::prelude::*;
 
 /// The most SGEs a direct message handles on each side.
 const MAX_SEGS: usize = 32;
+
+/// The longest message copied directly: the copy runs with both QPs' locks held (interrupts
+/// off), so its length bounds that time. Longer messages go through packets, a packet's worth
+/// under the locks at a time.
+const MAX_DIRECT_LEN: u32 = 1 << 20;
 
 /// A checked piece of memory: `len` bytes at `va` of `mr`.
 struct Seg {
@@ -127,8 +132,10 @@ fn copy(dst: &Segs, src: &Segs, len: u32) -> Result {
         let d = dst.get(di).ok_or(EFAULT)?;
         let s = src.get(si).ok_or(EFAULT)?;
         let n = (d.len - doff).min(s.len - soff).min(left);
-        let ds = d.mr.span(d.va + u64::from(doff), n as usize)?;
-        let ss = s.mr.span(s.va + u64::from(soff), n as usize)?;
+        let dva = d.va.checked_add(u64::from(doff)).ok_or(EFAULT)?;
+        let sva = s.va.checked_add(u64::from(soff)).ok_or(EFAULT)?;
+        let ds = d.mr.span(dva, n as usize)?;
+        let ss = s.mr.span(sva, n as usize)?;
         copy_span(ds, ss, n as usize)?;
         left -= n;
         doff += n;
@@ -186,7 +193,8 @@ pub(crate) fn try_message(
         return None;
     }
     let w = st.cur.as_ref()?.wqe;
-    if w.flags.contains(SendFlags::INLINE)
+    if w.length > MAX_DIRECT_LEN
+        || w.flags.contains(SendFlags::INLINE)
         || !matches!(
             w.opcode,
             WrOpcode::Send
@@ -276,28 +284,12 @@ pub(crate) fn try_message(
     Some(status == WcStatus::Success)
 }
 
-/// Whether the receiver has a receive WQE (taken into its state when it has).
+/// Whether the receiver has a valid receive WQE (taken into its state when it has). A
+/// malformed one stays taken for the packet path, which reports it.
 fn has_recv(dest: &Qp<RrxeDevice>, r: &mut RecvState) -> bool {
-    if r.direct_recv.is_some() {
-        return true;
-    }
-    let RecvState { slot, sges, .. } = r;
-    let Some(max_sge) = dest.rq_take(slot) else {
-        return false;
-    };
-    let Ok(rw) = wqe::parse_recv_wqe(slot, max_sge) else {
-        // A malformed receive WQE: let the packet path report it.
-        return false;
-    };
-    sges.clear();
-    for i in 0..rw.num_sge {
-        match rw.sge(slot, i) {
-            Some(s) if sges.push_within_capacity(s).is_ok() => {}
-            _ => return false,
-        }
-    }
-    r.direct_recv = Some((rw.wr_id, rw.length));
-    true
+    let taken = super::responder::take_recv(dest, r);
+    r.direct_recv = taken;
+    matches!(taken, Some(TakenRecv::Wqe(..)))
 }
 
 /// Completes the receiver's WQE taken by [`has_recv`]: copies a SEND's data from `src` (the
@@ -312,7 +304,7 @@ fn deliver_recv(
     src: Option<&Segs>,
     opcode: WcOpcode,
 ) -> WcStatus {
-    let Some((wr_id, length)) = r.direct_recv.take() else {
+    let Some(TakenRecv::Wqe(wr_id, length)) = r.direct_recv.take() else {
         return WcStatus::RemInvReqErr;
     };
     let mut c = Cqe {

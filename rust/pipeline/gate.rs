@@ -46,4 +46,10 @@ impl RunGate {
         self.0.store(RUNNING, kernel::sync::atomic::Release);
         false
     }
+
+    /// The runner stops with work left, which a deferred run will do: idle again whether or not
+    /// another context asked meanwhile (the deferred run serves that request too).
+    pub(crate) fn hand_over(&self) {
+        self.0.store(IDLE, kernel::sync::atomic::Release);
+    }
 }

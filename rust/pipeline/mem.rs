@@ -38,6 +38,12 @@ fn walk(
     Ok(())
 }
 
+/// The address `skip` bytes into `sge` (`EFAULT` if it wraps: a user's SGE can name any
+/// address, and the region check comes after).
+fn at(sge: &Sge, skip: u32) -> Result<u64> {
+    sge.addr.checked_add(u64::from(skip)).ok_or(EFAULT)
+}
+
 /// Copies message bytes `[offset, offset + buf.len())` of a send WQE into `buf`.
 pub(crate) fn gather(
     dev: &Device<RrxeDevice>,
@@ -50,7 +56,7 @@ pub(crate) fn gather(
     let len = buf.len();
     walk(num_sge, sge_at, offset, len, |sge, skip, r| {
         let mr = dev.lookup_mr(sge.lkey, snap.pd).ok_or(EINVAL)?;
-        mr.read(sge.addr + u64::from(skip), &mut buf[r])
+        mr.read(at(sge, skip)?, &mut buf[r])
     })
 }
 
@@ -87,6 +93,6 @@ pub(crate) fn scatter_at(
         if mr.access() & ACCESS_LOCAL_WRITE == 0 && !mr.is_dma() {
             return Err(EACCES);
         }
-        mr.write(sge.addr + u64::from(skip), &data[r])
+        mr.write(at(sge, skip)?, &data[r])
     })
 }

@@ -7,16 +7,17 @@
 
 use super::{
     drop_packet,
-    kick,
     responder::GRH_LEN,
-    DropReason, //
+    DropReason,
+    Kicks, //
 };
 use crate::{
     device::RrxeDevice,
     ib::{
         AddressVector,
         Device,
-        DeviceRef, //
+        DeviceRef,
+        Qp, //
     },
     net::{
         NetDevice,
@@ -34,6 +35,9 @@ use crate::{
 };
 use kernel::prelude::*;
 
+/// `IPPROTO_UDP`.
+const IPPROTO_UDP: u8 = 17;
+
 /// The receiver of the UDP tunnel sockets.
 pub(crate) struct Receiver;
 
@@ -50,7 +54,11 @@ impl UdpReceiver for Receiver {
             return;
         };
         match strip_ip_udp(&mut skb) {
-            Ok(grh) => deliver(&dev, skb, &grh),
+            Ok(grh) => {
+                let mut kicks = Kicks::new();
+                deliver(&dev, skb, &grh, &mut kicks);
+                kicks.run_all();
+            }
             Err(reason) => drop_packet(&dev, reason, None),
         }
     }
@@ -74,11 +82,19 @@ fn strip_ip_udp(skb: &mut SkBuff) -> Result<[u8; GRH_LEN], DropReason> {
                 .get(..20)
                 .and_then(|b| b.try_into().ok())
                 .ok_or(DropReason::Malformed)?;
+            if ip[9] != IPPROTO_UDP {
+                return Err(DropReason::Malformed);
+            }
             grh[20..].copy_from_slice(ip);
             20
         }
         6 => {
             let ip = bytes.get(..40).ok_or(DropReason::Malformed)?;
+            // No extension headers: the UDP header must follow the fixed header (and the
+            // ICRC is defined over exactly that layout).
+            if ip[6] != IPPROTO_UDP {
+                return Err(DropReason::Malformed);
+            }
             grh.copy_from_slice(ip);
             40
         }
@@ -102,13 +118,23 @@ fn strip_ip_udp(skb: &mut SkBuff) -> Result<[u8; GRH_LEN], DropReason> {
     if !ok {
         return Err(DropReason::BadIcrc);
     }
-    let strip = skb.len() - transport.len();
-    skb.pull(strip).map_err(|_| DropReason::Malformed)?;
+    // `data` is at the UDP header, which the checks above found right after the IP header:
+    // anything else (a layout the stack parsed differently) is malformed.
+    let strip = skb.len().checked_sub(transport.len());
+    if strip != Some(8) {
+        return Err(DropReason::Malformed);
+    }
+    skb.pull(8).map_err(|_| DropReason::Malformed)?;
     Ok(grh)
 }
 
 /// Delivers a packet a requester of `dev` addressed to `dev` itself: no IP, UDP or ICRC work.
-pub(crate) fn loopback(dev: &Device<RrxeDevice>, skb: SkBuff, av: &AddressVector) {
+pub(crate) fn loopback(
+    dev: &Device<RrxeDevice>,
+    skb: SkBuff,
+    av: &AddressVector,
+    kicks: &mut Kicks,
+) {
     let mut grh = [0u8; GRH_LEN];
     match av.network {
         crate::ib::NetworkType::Ipv4 => {
@@ -127,25 +153,41 @@ pub(crate) fn loopback(dev: &Device<RrxeDevice>, skb: SkBuff, av: &AddressVector
             grh[24..40].copy_from_slice(&av.dgid);
         }
     }
-    deliver(dev, skb, &grh);
+    deliver(dev, skb, &grh, kicks);
 }
 
 /// The destination GID of a packet from its GRH area (IPv4-mapped for IPv4).
-fn dest_gid(grh: &[u8; GRH_LEN]) -> [u8; 16] {
+pub(super) fn dest_gid(grh: &[u8; GRH_LEN]) -> [u8; 16] {
+    gid_at(grh, 36, 24)
+}
+
+/// The source GID of a packet from its GRH area (IPv4-mapped for IPv4).
+pub(super) fn source_gid(grh: &[u8; GRH_LEN]) -> [u8; 16] {
+    gid_at(grh, 32, 8)
+}
+
+/// The GID at byte `v4` of the IPv4 header (at byte 20 of the area) or `v6` of the IPv6 one.
+fn gid_at(grh: &[u8; GRH_LEN], v4: usize, v6: usize) -> [u8; 16] {
     let mut gid = [0u8; 16];
     if grh[20] >> 4 == 4 {
         gid[10] = 0xff;
         gid[11] = 0xff;
-        gid[12..].copy_from_slice(&grh[36..40]);
+        gid[12..].copy_from_slice(&grh[v4..v4 + 4]);
     } else {
-        gid.copy_from_slice(&grh[24..40]);
+        gid.copy_from_slice(&grh[v6..v6 + 16]);
     }
     gid
 }
 
 /// Delivers a UD packet for QPN 0xffffff to every QP attached to its destination GID: a clone
 /// each, the last one the packet itself. A group without members is a counted drop.
-fn multicast(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], bth: &Bth) {
+fn multicast(
+    dev: &Device<RrxeDevice>,
+    mut skb: SkBuff,
+    grh: &[u8; GRH_LEN],
+    bth: &Bth,
+    kicks: &mut Kicks,
+) {
     let mut qpns = [0u32; crate::limits::MAX_MCAST_QP_ATTACH as usize];
     let n = dev.mcast_members(&dest_gid(grh), &mut qpns);
     if n == 0 {
@@ -160,18 +202,18 @@ fn multicast(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], bth
     // Clones share the (read-only from here on) data and copy the control buffer.
     for &qpn in others {
         if let (Some(qp), Ok(c)) = (dev.lookup_qp(qpn), skb.try_clone()) {
-            qp.pipe().inbox.push(c);
-            kick(&qp);
+            queue(dev, &qp, c, bth);
+            kicks.push(qp);
         }
     }
     if let Some(qp) = dev.lookup_qp(*last) {
-        qp.pipe().inbox.push(skb);
-        kick(&qp);
+        queue(dev, &qp, skb, bth);
+        kicks.push(qp);
     }
 }
 
-/// Parses the transport headers and queues the packet to its QP.
-fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN]) {
+/// Parses the transport headers, queues the packet to its QP and lists the QP in `kicks`.
+fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], kicks: &mut Kicks) {
     let parsed = match packet::parse_headers(skb.data()) {
         Ok(p) => p,
         Err(_) => return drop_packet(dev, DropReason::Malformed, None),
@@ -179,13 +221,24 @@ fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN]) {
     let bth = parsed.headers.bth;
     let qpn = parsed.headers.bth.dest_qpn;
     if qpn == MULTICAST_QPN {
-        return multicast(dev, skb, grh, &bth);
+        return multicast(dev, skb, grh, &bth, kicks);
     }
     let Some(qp) = dev.lookup_qp(qpn) else {
         return drop_packet(dev, DropReason::UnknownQp, Some(&bth));
     };
     skb.cb()[..GRH_LEN].copy_from_slice(grh);
     dev.count_rcvd_pkt();
-    qp.pipe().inbox.push(skb);
-    kick(&qp);
+    queue(dev, &qp, skb, &bth);
+    kicks.push(qp);
+}
+
+/// The packets a QP's inbox holds at most: a flood beyond what the QP's runs drain is dropped
+/// (and counted), not queued without bound.
+const INBOX_MAX: u32 = 4096;
+
+/// Queues a packet to `qp`'s inbox, or drops it when the inbox is full.
+fn queue(dev: &Device<RrxeDevice>, qp: &Qp<RrxeDevice>, skb: SkBuff, bth: &Bth) {
+    if qp.pipe().inbox.push_bounded(skb, INBOX_MAX).is_err() {
+        drop_packet(dev, DropReason::InboxFull, Some(bth));
+    }
 }

@@ -342,7 +342,7 @@ fn next_packet(
     };
     let last = position.ends_message();
     let is_rc = snap.qp_type == QpType::Rc;
-    st.since_ackreq += 1;
+    st.since_ackreq = st.since_ackreq.saturating_add(1);
     let ack_req = is_rc && seq::ack_due(st.since_ackreq, last, seq::MAX_PKT_PER_ACK);
     if ack_req {
         st.since_ackreq = 0;
@@ -354,7 +354,10 @@ fn next_packet(
             ah_num,
             ..
         } => {
-            let av = qp.device().ah_av(ah_num).ok_or(WcStatus::LocQpOpErr)?;
+            let av = qp
+                .device()
+                .ah_av(ah_num, snap.pd)
+                .ok_or(WcStatus::LocQpOpErr)?;
             let _ = remote_qkey;
             (remote_qpn, av)
         }

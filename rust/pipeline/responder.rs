@@ -20,6 +20,7 @@ use super::{
         RecvState,
         Resource,
         Snapshot,
+        TakenRecv,
         WriteProgress, //
     },
     DropReason, Outbox,
@@ -80,21 +81,81 @@ fn complete_recv(qp: &Qp<RrxeDevice>, c: &Cqe, solicited: bool) {
     }
 }
 
-/// Takes the next receive WQE into `st` (its SGEs into `st.sges`). `None` when there is none.
-fn take_recv(qp: &Qp<RrxeDevice>, st: &mut RecvState) -> Option<(u64, u32)> {
+/// Takes the next receive WQE into `st` (its SGEs into `st.sges`); `None` when none is
+/// posted. A malformed one is consumed and reported, never skipped silently.
+pub(super) fn take_recv(qp: &Qp<RrxeDevice>, st: &mut RecvState) -> Option<TakenRecv> {
     // A WQE the direct loopback path took and then left to packets.
     if let Some(taken) = st.direct_recv.take() {
         return Some(taken);
     }
     let RecvState { slot, sges, .. } = st;
     let max_sge = qp.rq_take(slot)?;
-    let r = wqe::parse_recv_wqe(slot, max_sge).ok()?;
+    let wr_id = slot
+        .first_chunk::<8>()
+        .map_or(0, |b| u64::from_le_bytes(*b));
+    let Ok(r) = wqe::parse_recv_wqe(slot, max_sge) else {
+        return Some(TakenRecv::Malformed(wr_id));
+    };
     sges.clear();
     for i in 0..r.num_sge {
-        let s = r.sge(slot, i)?;
-        sges.push_within_capacity(s).ok()?;
+        let pushed = r.sge(slot, i).map(|s| sges.push_within_capacity(s));
+        if !matches!(pushed, Some(Ok(()))) {
+            return Some(TakenRecv::Malformed(wr_id));
+        }
     }
-    Some((r.wr_id, r.length))
+    Some(TakenRecv::Wqe(r.wr_id, r.length))
+}
+
+/// Ends the message in progress without finishing it. The receive WQE an RC SEND was filling
+/// completes with `status` (the requester is NAKed: the message will not be retried); a UC
+/// one is kept for the next message (UC loses the message, not the WQE), as C rxe does.
+fn abandon(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut RecvState, rc: bool, status: WcStatus) {
+    st.write = None;
+    st.last_op = None;
+    let Some(r) = st.recv.take() else {
+        return;
+    };
+    if rc {
+        let c = Cqe {
+            wr_id: r.wr_id,
+            status: status.to_raw(),
+            opcode: WcOpcode::Recv.to_raw(),
+            qp_num: snap.qpn,
+            port_num: 1,
+            ..Cqe::default()
+        };
+        complete_recv(qp, &c, false);
+    } else {
+        // Its SGEs are still in `st.sges`: `take_recv` hands it out next.
+        st.direct_recv = Some(TakenRecv::Wqe(r.wr_id, r.length));
+    }
+}
+
+/// A malformed receive WQE: completes it with `IB_WC_LOC_QP_OP_ERR`, answers an RC request
+/// with a remote operational error NAK, and reports the drop that moves the QP to ERR (as a
+/// malformed send WQE does), instead of consuming it silently.
+fn bad_recv(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: RecvGuard<'_>,
+    wr_id: u64,
+    out: &mut Outbox,
+) -> DropReason {
+    let c = Cqe {
+        wr_id,
+        status: WcStatus::LocQpOpErr.to_raw(),
+        opcode: WcOpcode::Recv.to_raw(),
+        qp_num: snap.qpn,
+        port_num: 1,
+        ..Cqe::default()
+    };
+    if snap.qp_type == QpType::Rc {
+        reply::nak(qp, snap, st, Aeth::NAK_REMOTE_OP_ERROR, out);
+    } else {
+        drop(st);
+    }
+    complete_recv(qp, &c, false);
+    DropReason::BadRecvWqe
 }
 
 /// The immediate data as the completion carries it (wire byte order in memory).
@@ -141,7 +202,26 @@ fn datagram(
         return Err(DropReason::BadQkey);
     }
     let mut st = qp.pipe().recv.lock();
-    let (wr_id, length) = take_recv(qp, &mut st).ok_or(DropReason::NoReceiveWqe)?;
+    let (wr_id, length) = match take_recv(qp, &mut st) {
+        Some(TakenRecv::Wqe(wr_id, length)) => (wr_id, length),
+        None => return Err(DropReason::NoReceiveWqe),
+        Some(TakenRecv::Malformed(wr_id)) => {
+            drop(st);
+            complete_recv(
+                qp,
+                &Cqe {
+                    wr_id,
+                    status: WcStatus::LocQpOpErr.to_raw(),
+                    opcode: WcOpcode::Recv.to_raw(),
+                    qp_num: snap.qpn,
+                    port_num: 1,
+                    ..Cqe::default()
+                },
+                false,
+            );
+            return Err(DropReason::BadRecvWqe);
+        }
+    };
     let total = GRH_LEN + payload.len();
     let mut c = Cqe {
         wr_id,
@@ -208,18 +288,17 @@ fn connected(
             }
             return Err(DropReason::PsnOutOfWindow);
         }
+        // UC: a packet from behind the expected PSN is stale (or forged): only PSNs ahead of it
+        // can resynchronise the responder.
+        RespPsn::Duplicate => return Err(DropReason::Duplicate),
         _ => {
-            // UC: a gap loses the message in progress; resynchronise on a new first packet.
+            // UC: a gap loses the message in progress (not its receive WQE); resynchronise on
+            // a new first packet.
+            abandon(qp, snap, &mut st, false, WcStatus::Success);
             if !h.info.position.starts_message() {
                 st.epsn = psn.next();
-                st.recv = None;
-                st.write = None;
-                st.last_op = None;
                 return Err(DropReason::PsnOutOfWindow);
             }
-            st.recv = None;
-            st.write = None;
-            st.last_op = None;
         }
     }
     if seq::check_request_sequence(st.last_op, bth.opcode).is_err() {
@@ -227,8 +306,14 @@ fn connected(
             let (msn, epsn) = (st.msn, st.epsn);
             drop(st);
             reply::ack(qp, snap, msn, epsn, Aeth::NAK_INVALID_REQUEST, out);
+            return Err(DropReason::OpcodeSequence);
         }
-        return Err(DropReason::OpcodeSequence);
+        // UC: a new message while one is in progress drops the old one (its WQE is used for
+        // the new one); any other packet out of sequence is dropped.
+        if !h.info.position.starts_message() {
+            return Err(DropReason::OpcodeSequence);
+        }
+        abandon(qp, snap, &mut st, false, WcStatus::Success);
     }
     let ends = h.info.position.ends_message();
     let starts = h.info.position.starts_message();
@@ -237,12 +322,32 @@ fn connected(
             reply::nak(qp, snap, st, syndrome, out);
         }
     };
+    // C9-93: the payload length matches the packet's place in the message.
+    if matches!(h.info.kind, OpKind::Send | OpKind::Write)
+        && !seq::payload_fits_position(h.info.position, payload.len(), snap.mtu)
+    {
+        abandon(qp, snap, &mut st, rc, WcStatus::RemInvReqErr);
+        nak(st, out, Aeth::NAK_INVALID_REQUEST);
+        return Err(DropReason::LengthError);
+    }
+    // C9-94: no RDMA message is longer than 2^31 bytes (a longer READ would also take more
+    // PSNs than the window has).
+    if matches!(h.info.kind, OpKind::Write | OpKind::ReadRequest)
+        && h.headers
+            .reth
+            .is_some_and(|r| r.dma_len > wqe::MAX_MSG_SIZE)
+    {
+        st.write = None;
+        st.last_op = None;
+        nak(st, out, Aeth::NAK_INVALID_REQUEST);
+        return Err(DropReason::LengthError);
+    }
     let mut psns = 1;
     match h.info.kind {
         OpKind::Send => {
             if starts {
                 match take_recv(qp, &mut st) {
-                    Some((wr_id, length)) => {
+                    Some(TakenRecv::Wqe(wr_id, length)) => {
                         st.recv = Some(RecvProgress {
                             wr_id,
                             offset: 0,
@@ -250,6 +355,9 @@ fn connected(
                         })
                     }
                     None => return Err(rnr(qp, snap, st, rc, out)),
+                    Some(TakenRecv::Malformed(wr_id)) => {
+                        return Err(bad_recv(qp, snap, st, wr_id, out))
+                    }
                 }
             }
             let (wr_id, offset, length) = match &st.recv {
@@ -324,38 +432,54 @@ fn connected(
                         return Err(DropReason::BadRkey);
                     }
                 }
-                st.write = (reth.dma_len != 0).then_some(WriteProgress {
+                st.write = Some(WriteProgress {
                     rkey: reth.rkey,
                     va: reth.va,
                     remaining: reth.dma_len,
+                    length: reth.dma_len,
                 });
             }
-            if !payload.is_empty() {
-                let ok = match st.write.as_mut() {
-                    Some(w) if payload.len() <= w.remaining as usize => {
-                        let len = payload.len() as u64;
-                        let r = rkey::resolve(qp, snap, w.rkey, ACCESS_REMOTE_WRITE, w.va, len)
-                            .map_err(|_| EFAULT)
-                            .and_then(|t| t.mr.write(t.va, payload));
-                        w.va += payload.len() as u64;
-                        w.remaining -= payload.len() as u32;
-                        r.is_ok()
+            let Some(w) = st.write.as_mut() else {
+                return Err(DropReason::OpcodeSequence);
+            };
+            // More payload than the RETH announced, or a last packet that leaves some of it
+            // unwritten: a length error (C9-94), answered as rxe does.
+            let len = payload.len();
+            if len > w.remaining as usize || (ends && len != w.remaining as usize) {
+                st.write = None;
+                st.last_op = None;
+                nak(st, out, Aeth::NAK_INVALID_REQUEST);
+                return Err(DropReason::LengthError);
+            }
+            if len != 0 {
+                // The range was resolved whole at the first packet (so `va + len` cannot wrap
+                // there); it is resolved again per packet as the key may have been invalidated.
+                let r = rkey::resolve(qp, snap, w.rkey, ACCESS_REMOTE_WRITE, w.va, len as u64)
+                    .map_err(|_| EFAULT)
+                    .and_then(|t| t.mr.write(t.va, payload));
+                let next = w.va.checked_add(len as u64);
+                match (r, next) {
+                    (Ok(()), Some(next)) => {
+                        w.va = next;
+                        w.remaining -= len as u32;
                     }
-                    _ => false,
-                };
-                if !ok {
-                    st.write = None;
-                    st.last_op = None;
-                    nak(st, out, Aeth::NAK_REMOTE_ACCESS_ERROR);
-                    return Err(DropReason::LengthError);
+                    _ => {
+                        st.write = None;
+                        st.last_op = None;
+                        nak(st, out, Aeth::NAK_REMOTE_ACCESS_ERROR);
+                        return Err(DropReason::BadRkey);
+                    }
                 }
             }
             if ends {
-                let total = h.headers.reth.map_or(0, |r| r.dma_len);
-                st.write = None;
+                let total = st.write.take().map_or(0, |w| w.length);
                 if let Some(i) = h.headers.immdt {
-                    let Some((wr_id, _)) = take_recv(qp, &mut st) else {
-                        return Err(rnr(qp, snap, st, rc, out));
+                    let wr_id = match take_recv(qp, &mut st) {
+                        Some(TakenRecv::Wqe(wr_id, _)) => wr_id,
+                        None => return Err(rnr(qp, snap, st, rc, out)),
+                        Some(TakenRecv::Malformed(wr_id)) => {
+                            return Err(bad_recv(qp, snap, st, wr_id, out))
+                        }
                     };
                     let c = Cqe {
                         wr_id,

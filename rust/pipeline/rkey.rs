@@ -12,10 +12,18 @@ use crate::{
         ObjRef,
         Qp, //
     },
+    mr::{
+        ACCESS_LOCAL_WRITE,
+        ACCESS_REMOTE_ATOMIC,
+        ACCESS_REMOTE_WRITE, //
+    },
     mw::QpToken,
     proto::hdr::Aeth,
 };
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
 
 /// Where a remote access lands: the region, and the region address of its first byte.
 pub(crate) struct Target {
@@ -27,8 +35,9 @@ pub(crate) struct Target {
 /// `[va, va + len)` (`len` zero for a FLUSH of a whole region). Fails with the NAK syndrome
 /// to answer (remote access error).
 ///
-/// For a region the bounds are checked when the bytes move ([`crate::mr::RrxeMr::read`] and
-/// friends); a window's bounds are checked here, as only the window knows them.
+/// The range is checked against the window's bounds and then the region's (each access is
+/// checked again when the bytes move, [`crate::mr::RrxeMr::read`] and friends), so a request
+/// whose range leaves the region is refused before it starts.
 pub(crate) fn resolve(
     qp: &Qp<RrxeDevice>,
     snap: &Snapshot,
@@ -47,11 +56,28 @@ pub(crate) fn resolve(
             .resolve(rkey, snap.pd, qp.mw_token(), access, va, len)
             .ok_or(DENIED)?;
         let mr = dev.lookup_mr(t.mr_key, snap.pd).ok_or(DENIED)?;
+        // The very region the window was bound in: a bind that raced its deregistration names
+        // a dead region, whose key a new region may have been given since.
+        if !Arc::ptr_eq(mr.binds(), &t.mr_binds) {
+            return Err(DENIED);
+        }
+        // The region must still allow what the window grants (its rights may have been
+        // re-registered since the bind) and still hold the window's range.
+        let writes = access & (ACCESS_REMOTE_WRITE | ACCESS_REMOTE_ATOMIC) != 0;
+        if writes && mr.access() & ACCESS_LOCAL_WRITE == 0 {
+            return Err(DENIED);
+        }
+        if len != 0 {
+            mr.check_range(t.va, len).map_err(|_| DENIED)?;
+        }
         return Ok(Target { mr, va: t.va });
     }
     let mr = dev.lookup_mr(rkey, snap.pd).ok_or(DENIED)?;
     if mr.access() & access != access {
         return Err(DENIED);
+    }
+    if len != 0 {
+        mr.check_range(va, len).map_err(|_| DENIED)?;
     }
     Ok(Target { mr, va })
 }

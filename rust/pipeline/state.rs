@@ -10,7 +10,8 @@ use crate::{
     ib::{
         AddressVector,
         Qp,
-        RefTimer, //
+        RefTimer,
+        RefWork, //
     },
     net::SkbQueue,
     proto::{
@@ -216,6 +217,8 @@ pub(crate) struct WriteProgress {
     pub(crate) rkey: u32,
     pub(crate) va: u64,
     pub(crate) remaining: u32,
+    /// The DMA length of the RETH (reported by a WRITE with immediate's completion).
+    pub(crate) length: u32,
 }
 
 /// Responder state.
@@ -240,8 +243,18 @@ pub(crate) struct RecvState {
     pub(crate) ack_due: Option<Psn>,
     /// The slot of a receive WQE being read.
     pub(crate) slot: KVec<u8>,
-    /// A receive WQE a direct loopback message took (id, length; SGEs in `sges`).
-    pub(crate) direct_recv: Option<(u64, u32)>,
+    /// A receive WQE a direct loopback message took and did not use (SGEs in `sges`), for the
+    /// packet path to use next.
+    pub(crate) direct_recv: Option<TakenRecv>,
+}
+
+/// A receive WQE taken from the receive queue (or SRQ).
+#[derive(Clone, Copy)]
+pub(crate) enum TakenRecv {
+    /// A valid WQE: its `wr_id` and total length; its SGEs are in [`RecvState::sges`].
+    Wqe(u64, u32),
+    /// A malformed WQE, consumed: its `wr_id` as far as it can be read. It completes in error.
+    Malformed(u64),
 }
 
 /// The pipeline part of a QP.
@@ -251,8 +264,9 @@ pub(crate) struct QpPipe {
     pub(crate) send: Pin<KBox<SpinLockIrq<SendState>>>,
     pub(crate) recv: Pin<KBox<SpinLockIrq<RecvState>>>,
     pub(crate) timer: Pin<KBox<RefTimer<Qp<RrxeDevice>>>>,
-    /// Runs the QP's work soon, for callers that may not send (interrupts disabled).
-    pub(crate) kicker: Pin<KBox<RefTimer<Qp<RrxeDevice>>>>,
+    /// Runs the QP's work soon (from the BH workqueue), for callers that may not send
+    /// (interrupts disabled) and for runs that used up their budget.
+    pub(crate) kicker: Pin<KBox<RefWork<Qp<RrxeDevice>>>>,
 }
 
 fn zeroed(n: usize) -> Result<KVec<u8>> {
@@ -332,7 +346,7 @@ impl QpPipe {
             send: KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL)?,
             recv: KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL)?,
             timer: KBox::pin_init(RefTimer::new(super::TIMER_RETRANSMIT), GFP_KERNEL)?,
-            kicker: KBox::pin_init(RefTimer::new(super::TIMER_KICK), GFP_KERNEL)?,
+            kicker: KBox::pin_init(RefWork::new(), GFP_KERNEL)?,
         })
     }
 }

@@ -6,6 +6,7 @@
 
 use super::{
     recv,
+    Kicks,
     TxItem, //
 };
 use crate::{
@@ -64,8 +65,9 @@ pub(crate) fn is_local(dev: &Device<RrxeDevice>, av: &AddressVector) -> bool {
     dev.netdev().mac() == av.dmac
 }
 
-/// Sends one packet. Not with interrupts disabled (the IP output path enables BHs).
-pub(crate) fn send(dev: &Device<RrxeDevice>, item: TxItem) {
+/// Sends one packet. Not with interrupts disabled (the IP output path enables BHs). A QP of
+/// this device that receives it is listed in `kicks`, not run here.
+pub(crate) fn send(dev: &Device<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
     let TxItem {
         mut skb,
         av,
@@ -73,13 +75,13 @@ pub(crate) fn send(dev: &Device<RrxeDevice>, item: TxItem) {
     } = item;
     dev.count_sent_pkt();
     if is_local(dev, &av) {
-        recv::loopback(dev, skb, &av);
+        recv::loopback(dev, skb, &av, kicks);
         return;
     }
     // Multicast reaches the group's QPs on this device directly (a copy), and the wire.
     if crate::mcast::is_multicast(&av.dgid) {
         if let Ok(local) = skb.try_copy() {
-            recv::loopback(dev, local, &av);
+            recv::loopback(dev, local, &av, kicks);
         }
     }
     let r = match av.network {

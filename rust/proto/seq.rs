@@ -35,6 +35,18 @@ pub(crate) fn packets_for(len: u32, mtu: u32) -> Option<u32> {
     Some(full.checked_add(partial)?.max(1))
 }
 
+/// Returns whether a request payload of `len` bytes fits its packet's `position` in a message
+/// with path MTU `mtu` (IBA 9.7.6.1.3, C9-93): a first or middle packet carries exactly one
+/// MTU, a last packet between one byte and one MTU, an only packet at most one MTU.
+pub(crate) fn payload_fits_position(position: Position, len: usize, mtu: u32) -> bool {
+    let mtu = mtu as usize;
+    match position {
+        Position::First | Position::Middle => len == mtu,
+        Position::Last => len != 0 && len <= mtu,
+        Position::Only => len <= mtu,
+    }
+}
+
 /// Returns where packet `index` (counted from zero) lies in a message of `count` packets.
 ///
 /// Returns `None` when `index` is not below `count`, which includes every `index` when `count`

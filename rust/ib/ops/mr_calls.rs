@@ -81,7 +81,9 @@ impl<T: DeviceOps> Adapter<T> {
             }
             // SAFETY: A PD of one of our devices.
             let dev = unsafe { Self::dev((*pd).device) };
-            let (data, keys) = T::alloc_mr(dev, max_num_sg)?;
+            // SAFETY: Only kernel consumers allocate MRs (uverbs has no command for it).
+            let kernel = unsafe { KernelConsumer::new() };
+            let (data, keys) = T::alloc_mr(dev, max_num_sg, kernel)?;
             let mr = Mr::<T>::into_raw(data, keys)?;
             // SAFETY: Just created.
             T::mr_created(dev, unsafe { Mr::<T>::from_raw(mr) });
@@ -127,7 +129,10 @@ impl<T: DeviceOps> Adapter<T> {
         let r = (|| {
             // SAFETY: A PD of one of our devices.
             let dev = unsafe { Self::dev((*pd).device) };
-            let (data, keys) = T::get_dma_mr(dev, u32::try_from(access).map_err(|_| EINVAL)?)?;
+            let access = u32::try_from(access).map_err(|_| EINVAL)?;
+            // SAFETY: Only kernel consumers get a DMA MR (uverbs has no command for it).
+            let kernel = unsafe { KernelConsumer::new() };
+            let (data, keys) = T::get_dma_mr(dev, access, kernel)?;
             let mr = Mr::<T>::into_raw(data, keys)?;
             // SAFETY: Just created.
             T::mr_created(dev, unsafe { Mr::<T>::from_raw(mr) });

@@ -22,7 +22,7 @@ impl<T: DeviceOps> Adapter<T> {
             let mut udata = unsafe { Udata::from_raw(udata) };
             // SAFETY: The core set `device` to one of our devices.
             let dev = unsafe { Self::dev((*ibqp).device) };
-            let data = T::create_qp(dev, &mut qi, udata.as_mut())?;
+            let data = T::create_qp(dev, &mut qi, Caller::new(udata.as_mut()))?;
             let qpn = T::qp_num(&data);
             qp::write_caps(&qi.cap, init);
             // SAFETY: The core allocated `size_ib_qp` bytes for a `Qp<T>`; `data` is unset.
@@ -66,8 +66,19 @@ impl<T: DeviceOps> Adapter<T> {
     ) -> c_int {
         // SAFETY: A created QP of ours.
         let q = T::query_qp(unsafe { Qp::from_raw(ibqp) });
-        // SAFETY: The core passes valid, exclusive output structures.
-        unsafe { qp::write_query(&q, &mut *attr, &mut *init) };
+        // SAFETY: The core passes valid, exclusive output structures. uverbs allocates them
+        // with `kmalloc` and copies them out: every byte is written (zeroed, then what rrxe
+        // reports), so no fields rrxe has no value for (the alternate path, the static rate)
+        // carry old heap contents to user space. All-zero is valid for both (NULL pointers).
+        unsafe {
+            core::ptr::write_bytes(attr, 0, 1);
+            core::ptr::write_bytes(init, 0, 1);
+            qp::write_query(&q, &mut *attr, &mut *init);
+            (*init).send_cq = (*ibqp).send_cq;
+            (*init).recv_cq = (*ibqp).recv_cq;
+            (*init).srq = (*ibqp).srq;
+            (*init).qp_type = (*ibqp).qp_type;
+        }
         0
     }
 
@@ -100,6 +111,11 @@ impl<T: DeviceOps> Adapter<T> {
             // The user doorbell (librxe's zero-WR POST_SEND write()).
             return from_result(|| T::doorbell(qp).map(|()| 0));
         }
+        // SAFETY: The QP is created; `uobject` is set once, for user QPs, before any post.
+        if unsafe { !(*ibqp).uobject.is_null() } {
+            // SAFETY: `bad_wr` is writable for this call.
+            return unsafe { refuse_user_chain(wr, bad_wr) };
+        }
         // SAFETY: The QP is created; its type is fixed.
         let ty = unsafe { (*ibqp).qp_type };
         let ud = ty == bindings::ib_qp_type_IB_QPT_UD || ty == bindings::ib_qp_type_IB_QPT_GSI;
@@ -122,6 +138,11 @@ impl<T: DeviceOps> Adapter<T> {
     ) -> c_int {
         // SAFETY: A created QP of ours.
         let qp = unsafe { Qp::<T>::from_raw(ibqp) };
+        // SAFETY: The QP is created; `uobject` is set once, for user QPs, before any post.
+        if unsafe { !(*ibqp).uobject.is_null() } {
+            // SAFETY: `bad_wr` is writable for this call.
+            return unsafe { refuse_user_chain(wr, bad_wr) };
+        }
         // SAFETY: The caller's chain is valid and `bad_wr` writable for this call.
         unsafe { post_chain(wr, bad_wr, |chain| T::post_recv(qp, chain)) }
     }

@@ -23,7 +23,9 @@ impl<T: DeviceOps> Adapter<T> {
             // SAFETY: Valid attributes for this call.
             let flags = unsafe { (*init).flags };
             let may_sleep = flags & bindings::rdma_create_ah_flags_RDMA_CREATE_AH_SLEEPABLE != 0;
-            let data = T::create_ah(dev, &av, udata.as_mut(), may_sleep)?;
+            // SAFETY: The core sets the AH's PD before calling us.
+            let pd = unsafe { (*ibah).pd } as usize;
+            let data = T::create_ah(dev, &av, pd, udata.as_mut(), may_sleep)?;
             // SAFETY: The core allocated `size_ib_ah` bytes for an `Ah<T>`; `data` is unset.
             unsafe { Ah::<T>::init(ibah, data) };
             Ok(0)
@@ -135,6 +137,11 @@ impl<T: DeviceOps> Adapter<T> {
         wr: *const bindings::ib_recv_wr,
         bad_wr: *mut *const bindings::ib_recv_wr,
     ) -> c_int {
+        // SAFETY: A created SRQ of ours; `uobject` is set once, for user SRQs, before any post.
+        if unsafe { !(*ibsrq).uobject.is_null() } {
+            // SAFETY: `bad_wr` is writable for this call.
+            return unsafe { refuse_user_chain(wr, bad_wr) };
+        }
         // SAFETY: A created SRQ of ours.
         let srq = unsafe { Srq::<T>::from_raw(ibsrq) };
         // SAFETY: The caller's chain is valid and `bad_wr` writable for this call.

@@ -131,11 +131,14 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
             msn: msn & 0xff_ffff,
         });
         let psn = r.psn.wrapping_add(r.sent);
-        let va = r.va + u64::from(off);
+        let va = r.va.checked_add(u64::from(off));
         let rkey = r.rkey;
         r.sent += 1;
-        let item = rkey::resolve(qp, snap, rkey, ACCESS_REMOTE_READ, va, n as u64)
-            .map_err(|_| EFAULT)
+        let item = va
+            .ok_or(EFAULT)
+            .and_then(|va| {
+                rkey::resolve(qp, snap, rkey, ACCESS_REMOTE_READ, va, n as u64).map_err(|_| EFAULT)
+            })
             .and_then(|t| {
                 response(qp, snap, opcode, psn, (aeth, None), n, |buf| {
                     t.mr.read(t.va, buf)

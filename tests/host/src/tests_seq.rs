@@ -19,6 +19,7 @@ use crate::proto::seq::classify_ack;
 use crate::proto::seq::classify_request_psn;
 use crate::proto::seq::duplicate_action;
 use crate::proto::seq::packets_for;
+use crate::proto::seq::payload_fits_position;
 use crate::proto::seq::position;
 use crate::proto::seq::read_response_opcode;
 use crate::proto::seq::request_opcode;
@@ -417,4 +418,29 @@ fn ack_coalescing() {
     assert!(ack_due(1, true, 64));
     assert!(ack_due(0, true, 64));
     assert!(ack_due(0, false, 0));
+}
+
+/// C9-93 as rxe's `check_length` applies it: first and middle packets carry exactly one MTU, a
+/// last packet 1..=MTU bytes, an only packet 0..=MTU bytes.
+#[test]
+fn payload_length_by_position() {
+    for mtu in [256u32, 1024, 4096] {
+        let m = mtu as usize;
+        for (position, ok) in [
+            (Position::First, [false, false, true, false]),
+            (Position::Middle, [false, false, true, false]),
+            (Position::Last, [false, true, true, false]),
+            (Position::Only, [true, true, true, false]),
+        ] {
+            for (len, want) in [0, 1, m, m + 1].into_iter().zip(ok) {
+                assert_eq!(
+                    payload_fits_position(position, len, mtu),
+                    want,
+                    "{position:?} {len} bytes, MTU {mtu}"
+                );
+            }
+        }
+        assert!(payload_fits_position(Position::Last, m - 1, mtu));
+        assert!(!payload_fits_position(Position::Middle, m - 4, mtu));
+    }
 }
