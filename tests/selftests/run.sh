@@ -1,31 +1,57 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/selftests/run.sh [--module MOD] [--type TYPE] [--subset full|debug] [--timeout S] [TEST...]
+# tests/selftests/run.sh [--module MOD] [--type TYPE] [--subset full|debug] [--timeout S]
+#                        [--budget S] [TEST...]
 #
 # Runs inside the test VM (scripts/vm-run). Prepares the guest, runs each test script with a
 # timeout and prints KTAP; the last line is "selftests(MOD): N passed, N failed, N skipped".
+#
+# --budget S: start no test once the time elapsed plus the test's estimate (EST below, scaled
+# by how long the tests so far took against their estimates) would pass S seconds. The tests
+# not run are reported as "ok N TEST # SKIP budget", counted as skipped and listed on one
+# "# budget: ..." line; a test that runs gets at most the budget left plus BUDGET_GRACE (from
+# the environment, default 300) seconds.
 set -u
-cd "$(dirname "$0")"
-MOD=rrxe TYPE= SUBSET=full TMO=300
+cd "$(dirname "$0")" || exit 1
+MOD=rrxe TYPE='' SUBSET=full TMO=300 BUDGET=0 GRACE=${BUDGET_GRACE:-300}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--module) MOD=$2; shift 2 ;;
 	--type) TYPE=$2; shift 2 ;;
 	--subset) SUBSET=$2; shift 2 ;;
 	--timeout) TMO=$2; shift 2 ;;
+	--budget) BUDGET=$2; shift 2 ;;
 	*) break ;;
 	esac
 done
 # The full suite, and the subset that also runs on the (slow) debug kernel.
+#
+# A new test NAME.sh goes into FULL (anywhere; it runs on the fast kernel against rrxe and the
+# C rdma_rxe). If KASAN, lockdep or kmemleak over it finds what the fast kernel cannot, it goes
+# into DEBUG too, at its place by value: DEBUG runs in order and a budget cuts its tail. Give it
+# an estimate in EST (seconds on the debug kernel under TCG: the "# Ns" of its "ok" line in the
+# vm-debug-rrxe log); without one it is taken to take EST_DEFAULT.
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
-	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_ops pingpong rdma_cm perftest netns \
-	hostile_packets nvmeof multicast kverbs busy_rmmod"
-DEBUG="kunit link_add_del netdev_unregister one_per_netdev rmmod rxe_refusal verbs_cq verbs_qp \
-	verbs_objs verbs_hostile verbs_ops pingpong rdma_cm perftest hostile_packets kverbs busy_rmmod"
+	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_attack uverbs_fuzz verbs_ops \
+	pingpong rdma_cm perftest netns hostile_packets packet_fuzz nvmeof multicast kverbs busy_rmmod \
+	teardown_races"
+# By value: teardown under traffic, hostile user rings, every operation, kernel consumers,
+# hostile packets, the data path, then the verbs objects, perftest, link handling and KUnit
+# (pure logic, the fast kernel covers most of it).
+DEBUG="busy_rmmod teardown_races rmmod netdev_unregister verbs_hostile verbs_attack \
+	uverbs_fuzz verbs_ops kverbs hostile_packets packet_fuzz pingpong rdma_cm verbs_qp verbs_objs \
+	verbs_cq perftest link_add_del one_per_netdev rxe_refusal kunit"
+declare -A EST=(
+	[busy_rmmod]=60 [teardown_races]=90 [rmmod]=30 [netdev_unregister]=30 [verbs_hostile]=40
+	[verbs_attack]=60 [uverbs_fuzz]=60 [verbs_ops]=30 [kverbs]=30 [hostile_packets]=90
+	[packet_fuzz]=120 [pingpong]=60 [rdma_cm]=40 [verbs_qp]=20 [verbs_objs]=30 [verbs_cq]=20
+	[perftest]=120 [link_add_del]=20 [one_per_netdev]=15 [rxe_refusal]=20 [kunit]=30
+)
+EST_DEFAULT=120
 if [ "$SUBSET" = debug ]; then
 	# Every operation once, not the sweeps: the debug kernel under TCG is 10-70x slower.
-	export PERFTEST_QUICK=1 HOSTILE_COUNT=1000
+	export PERFTEST_QUICK=1 HOSTILE_COUNT=1000 FUZZ_SECONDS=30 PFUZZ_COUNT=1000 TEARDOWN_ROUNDS=1
 fi
 if [ $# -gt 0 ]; then
 	TESTS="$*"
@@ -39,24 +65,55 @@ fi
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 mkdir -p /run/rdma /etc/rdma 2>/dev/null
 
+# shellcheck disable=SC2086
 set -- $TESTS
 echo "TAP version 13"
 echo "1..$#"
+[ "$BUDGET" -gt 0 ] && echo "# budget: $BUDGET s"
 pass=0 fail=0 skip=0 n=0
+# Seconds taken and estimated by the tests run so far: the scale of the next estimate.
+took_sum=0 est_sum=0
+over=()
+t_start=$SECONDS
 for t in "$@"; do
 	n=$((n + 1))
-	start=$(date +%s)
-	out=$(timeout "$TMO" bash "./$t.sh" "$MOD" $TYPE 2>&1)
+	tmo=$TMO est=''
+	if [ "$BUDGET" -gt 0 ]; then
+		est=${EST[$t]:-$EST_DEFAULT}
+		[ "$est_sum" -gt 0 ] && est=$(((est * took_sum + est_sum / 2) / est_sum))
+		left=$((BUDGET - (SECONDS - t_start)))
+		if [ ${#over[@]} -gt 0 ] || [ "$est" -gt "$left" ]; then
+			echo "ok $n $t # SKIP budget"
+			over+=("$t")
+			skip=$((skip + 1))
+			continue
+		fi
+		[ $((left + GRACE)) -lt "$tmo" ] && tmo=$((left + GRACE))
+	fi
+	start=$SECONDS
+	# shellcheck disable=SC2086
+	out=$(timeout "$tmo" bash "./$t.sh" "$MOD" $TYPE 2>&1)
 	rc=$?
-	took=$(($(date +%s) - start))
+	took=$((SECONDS - start))
 	[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^\([^#]\)/# \1/'
+	if [ -n "$est" ] && [ "$rc" -ne 4 ]; then
+		took_sum=$((took_sum + took)) est_sum=$((est_sum + ${EST[$t]:-$EST_DEFAULT}))
+		est=", estimate ${est}s"
+	fi
 	case $rc in
-	0) echo "ok $n $t # ${took}s"; pass=$((pass + 1)) ;;
+	0) echo "ok $n $t # ${took}s$est"; pass=$((pass + 1)) ;;
 	4) echo "ok $n $t # SKIP"; skip=$((skip + 1)) ;;
-	124) echo "not ok $n $t # TIMEOUT ${TMO}s"; fail=$((fail + 1)) ;;
+	124)
+		why=''
+		[ "$tmo" -lt "$TMO" ] && why=" (the budget left + ${GRACE} s)"
+		echo "not ok $n $t # TIMEOUT ${tmo}s$why"
+		fail=$((fail + 1))
+		;;
 	*) echo "not ok $n $t # exit $rc"; fail=$((fail + 1)) ;;
 	esac
 done
+[ ${#over[@]} -gt 0 ] &&
+	echo "# budget: ${BUDGET} s used up after $((SECONDS - t_start)) s; not run: ${over[*]}"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
 # Kernel memory leaks are reported into the console log that vm-run checks.
 if [ -w /sys/kernel/debug/kmemleak ]; then
