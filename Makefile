@@ -9,6 +9,8 @@
 #   make rust-analyzer      write rust-project.json
 #   make modules_install    install into /lib/modules/$(uname -r)/extra
 #   make check              the whole test suite (host tests, KUnit and selftests in VMs)
+#   make check-full         ... with every selftest on the debug kernel, without a time budget
+#   make soak               the adversarial tests over and over for SOAK_MINUTES (default 30)
 #   make demo               ibv_devinfo on an rrxe device in a VM
 #   make bench              perftest on C rxe and on rrxe in one VM: table, CSV, PNG
 #
@@ -35,10 +37,12 @@ export LIBCLANG_PATH ?= /usr/lib/llvm-19/lib
 export RUST_LIB_SRC ?= $(RRXE_CACHE)/rust-src/usr/lib/rustlib/src/rust/library
 endif
 
+SOAK_MINUTES ?= 30
+
 RUST_SOURCES = $(shell find rust tests/host/src -name '*.rs' -not -name '*_generated.rs')
 
 .PHONY: all modules clean modules_install clippy rustfmt rustfmtcheck rust-analyzer check demo \
-	host-test bench
+	host-test bench check-full soak
 
 all: modules
 
@@ -69,6 +73,12 @@ host-test:
 
 check:
 	scripts/check
+
+check-full:
+	RRXE_CHECK_FULL=1 scripts/check
+
+soak:
+	scripts/soak $(SOAK_MINUTES)
 
 demo:
 	scripts/demo

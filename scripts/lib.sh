@@ -16,15 +16,21 @@ KERNEL_SERIES=7.2
 rrxe_log() { printf 'rrxe: %s\n' "$*" >&2; }
 rrxe_die() { printf 'rrxe: error: %s\n' "$*" >&2; exit 1; }
 
-# step NAME CMD...: run CMD, then print one line with what it did and how long it took.
+# step NAME CMD...: run CMD, then print one line with what it did and how long it took. With
+# RRXE_TIMES set (scripts/check does), also append "NAME SECONDS" to that file for the timing
+# table at the end of the run.
 step() {
-	local name=$1 t0 rc
+	local name=$1 t0 t1 rc
 	shift
 	t0=$(date +%s.%N)
 	"$@"
 	rc=$?
-	awk -v n="$name" -v rc=$rc -v t0="$t0" -v t1="$(date +%s.%N)" 'BEGIN {
+	t1=$(date +%s.%N)
+	awk -v n="$name" -v rc=$rc -v t0="$t0" -v t1="$t1" 'BEGIN {
 		printf "rrxe: [%-14s] %s in %.1f s\n", n, (rc == 0 ? "done" : "FAILED (rc " rc ")"), t1 - t0 }' >&2
+	[ -z "${RRXE_TIMES:-}" ] ||
+		awk -v n="$name" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%s %.1f\n", n, t1 - t0 }' \
+			>>"$RRXE_TIMES" || true
 	return $rc
 }
 
