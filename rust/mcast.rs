@@ -12,10 +12,12 @@ use crate::{
 };
 use kernel::prelude::*;
 
-/// One group.
+/// One group: its members, each with the number of attaches not yet detached. ib_core counts
+/// every successful attach as a use of the QP (and uverbs attaches once per group and LID), so
+/// every one of them must be detachable: a QP attached twice is detached twice.
 struct Group {
     gid: [u8; 16],
-    qpns: KVec<u32>,
+    qpns: KVec<(u32, u32)>,
 }
 
 /// The multicast groups of one device. Attach/detach run in process context (they may sleep).
@@ -43,7 +45,7 @@ impl McastTable {
         })
     }
 
-    /// Attaches `qpn` to `gid`; attaching twice is a no-op.
+    /// Attaches `qpn` to `gid`; attaching again counts one more attach.
     pub(crate) fn attach(&self, gid: &[u8; 16], qpn: u32) -> Result {
         if !is_multicast(gid) {
             return Err(EINVAL);
@@ -67,7 +69,8 @@ impl McastTable {
             }
         };
         let g = &mut groups[idx];
-        if g.qpns.contains(&qpn) {
+        if let Some(m) = g.qpns.iter_mut().find(|m| m.0 == qpn) {
+            m.1 = m.1.checked_add(1).ok_or(ENOMEM)?;
             return Ok(());
         }
         let full = g.qpns.len() >= limits::MAX_MCAST_QP_ATTACH as usize
@@ -75,7 +78,7 @@ impl McastTable {
         let r = if full {
             Err(ENOMEM)
         } else {
-            g.qpns.push(qpn, GFP_ATOMIC).map_err(Error::from)
+            g.qpns.push((qpn, 1), GFP_ATOMIC).map_err(Error::from)
         };
         if g.qpns.is_empty() {
             groups.remove(idx)?;
@@ -92,7 +95,9 @@ impl McastTable {
             return 0;
         };
         let n = g.qpns.len().min(out.len());
-        out[..n].copy_from_slice(&g.qpns[..n]);
+        for (o, m) in out.iter_mut().zip(g.qpns.iter()) {
+            *o = m.0;
+        }
         n
     }
 
@@ -100,7 +105,11 @@ impl McastTable {
         let mut groups = self.groups.lock();
         let idx = groups.iter().position(|g| g.gid == *gid).ok_or(EINVAL)?;
         let g = &mut groups[idx];
-        let pos = g.qpns.iter().position(|&q| q == qpn).ok_or(EINVAL)?;
+        let pos = g.qpns.iter().position(|m| m.0 == qpn).ok_or(EINVAL)?;
+        if g.qpns[pos].1 > 1 {
+            g.qpns[pos].1 -= 1;
+            return Ok(());
+        }
         g.qpns.remove(pos)?;
         if g.qpns.is_empty() {
             groups.remove(idx)?;
