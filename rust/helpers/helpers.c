@@ -100,9 +100,49 @@ struct net_device *rrxe_helper_netdev_from_notifier(void *info)
 	return netdev_notifier_info_to_dev(info);
 }
 
-void *rrxe_helper_vmalloc_user(size_t size)
+/*
+ * vmalloc_user() charged to the caller's memory cgroup: zeroed pages allocated with
+ * GFP_KERNEL_ACCOUNT, mapped with VM_USERMAP (so remap_vmalloc_range() accepts the area).
+ * vmalloc_user() itself allocates with GFP_KERNEL, and the range allocator that takes flags is
+ * not exported. On success *pages_out holds the page array for rrxe_helper_vfree_user().
+ */
+void *rrxe_helper_vmalloc_user(size_t size, struct page ***pages_out)
 {
-	return vmalloc_user(size);
+	unsigned int n = DIV_ROUND_UP(size, PAGE_SIZE), i;
+	struct page **pages;
+	void *va;
+
+	if (!n || size > (size_t)UINT_MAX * PAGE_SIZE)
+		return NULL;
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!pages[i])
+			goto fail;
+	}
+	va = vmap(pages, n, VM_MAP | VM_USERMAP, PAGE_KERNEL);
+	if (!va)
+		goto fail;
+	*pages_out = pages;
+	return va;
+fail:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return NULL;
+}
+
+/* Frees what rrxe_helper_vmalloc_user() returned (pages user space still maps live on). */
+void rrxe_helper_vfree_user(void *va, struct page **pages, size_t size)
+{
+	unsigned int n = DIV_ROUND_UP(size, PAGE_SIZE), i;
+
+	vunmap(va);
+	for (i = 0; i < n; i++)
+		__free_page(pages[i]);
+	kvfree(pages);
 }
 
 int rrxe_helper_notifier_from_errno(int err)

@@ -41,7 +41,9 @@ struct net_device *rrxe_helper_netdev_from_notifier(void *info);
 void rrxe_helper_netdev_mac(const struct net_device *ndev, u8 *mac);
 
 /* memory */
-void *rrxe_helper_vmalloc_user(size_t size);
+struct page;
+void *rrxe_helper_vmalloc_user(size_t size, struct page ***pages_out);
+void rrxe_helper_vfree_user(void *va, struct page **pages, size_t size);
 
 /* notifiers */
 int rrxe_helper_notifier_from_errno(int err);

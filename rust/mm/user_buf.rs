@@ -12,7 +12,8 @@ use core::{
 };
 use kernel::prelude::*;
 
-/// A zeroed, page-aligned `vmalloc_user` buffer, possibly mapped into user space.
+/// A zeroed, page-aligned buffer mapped like `vmalloc_user`'s and charged to the memory cgroup of
+/// the process that made it, possibly mapped into user space.
 ///
 /// User space can write any byte at any time, so the buffer's contents are untrusted and change
 /// under the kernel's feet: every access is bounds-checked here, indices are atomics with
@@ -24,10 +25,12 @@ use kernel::prelude::*;
 ///
 /// # Invariants
 ///
-/// `ptr` points to `len` bytes from `vmalloc_user`, page aligned, freed on drop.
+/// `ptr` points to `len` bytes from `rrxe_helper_vmalloc_user`, page aligned, whose page array
+/// is `pages`; both are freed on drop.
 pub(crate) struct UserBuf {
     ptr: NonNull<u8>,
     len: usize,
+    pages: *mut *mut bindings::page,
 }
 
 // SAFETY: The buffer is plain memory; all accesses are atomic or copies.
@@ -41,11 +44,12 @@ impl UserBuf {
         if len == 0 {
             return Err(EINVAL);
         }
-        // SAFETY: Any size is valid; the helper calls `vmalloc_user`.
-        let ptr = unsafe { bindings::rrxe_helper_vmalloc_user(len) };
+        let mut pages = core::ptr::null_mut();
+        // SAFETY: Any size is valid; `pages` is written on success only.
+        let ptr = unsafe { bindings::rrxe_helper_vmalloc_user(len, &mut pages) };
         let ptr = NonNull::new(ptr.cast::<u8>()).ok_or(ENOMEM)?;
-        // INVARIANT: Freshly allocated, zeroed by `vmalloc_user`.
-        Ok(Self { ptr, len })
+        // INVARIANT: Freshly allocated and zeroed, with its page array.
+        Ok(Self { ptr, len, pages })
     }
 
     /// The size in bytes.
@@ -118,8 +122,8 @@ impl UserBuf {
     ///
     /// `vma` is a valid VMA of the calling process being set up by an `mmap` handler.
     pub(crate) unsafe fn remap(&self, vma: *mut bindings::vm_area_struct) -> Result {
-        // SAFETY: By the invariant the buffer is from `vmalloc_user`; the caller passes a valid
-        // VMA. `remap_vmalloc_range` checks the VMA size against the allocation.
+        // SAFETY: By the invariant the buffer is a `VM_USERMAP` mapping; the caller passes a
+        // valid VMA. `remap_vmalloc_range` checks the VMA size against the allocation.
         kernel::error::to_result(unsafe {
             bindings::remap_vmalloc_range(vma, self.ptr.as_ptr().cast(), 0)
         })
@@ -128,7 +132,8 @@ impl UserBuf {
 
 impl Drop for UserBuf {
     fn drop(&mut self) {
-        // SAFETY: By the invariant `ptr` came from `vmalloc_user` and is freed once, here.
-        unsafe { bindings::vfree(self.ptr.as_ptr().cast()) };
+        // SAFETY: By the invariant `ptr`, `pages` and `len` came from the allocating helper
+        // and are freed once, here.
+        unsafe { bindings::rrxe_helper_vfree_user(self.ptr.as_ptr().cast(), self.pages, self.len) };
     }
 }

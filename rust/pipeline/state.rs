@@ -270,8 +270,8 @@ pub(crate) struct QpPipe {
 }
 
 fn zeroed(n: usize) -> Result<KVec<u8>> {
-    let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
-    v.resize(n, 0, GFP_KERNEL)?;
+    let mut v = KVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
+    v.resize(n, 0, GFP_KERNEL_ACCOUNT)?;
     Ok(v)
 }
 
@@ -285,7 +285,7 @@ impl QpPipe {
         max_recv_sge: u32,
     ) -> Result<Self> {
         let n = (sq_slots as usize).max(1);
-        let mut track = KVVec::with_capacity(n, GFP_KERNEL)?;
+        let mut track = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
         let blank = Track {
             wr_id: 0,
             opcode: WrOpcode::Send,
@@ -296,12 +296,12 @@ impl QpPipe {
             done: None,
         };
         for _ in 0..n {
-            track.push(blank, GFP_KERNEL)?;
+            track.push(blank, GFP_KERNEL_ACCOUNT)?;
         }
         let mut resources =
-            KVec::with_capacity(crate::limits::MAX_QP_RD_ATOM as usize, GFP_KERNEL)?;
+            KVec::with_capacity(crate::limits::MAX_QP_RD_ATOM as usize, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..crate::limits::MAX_QP_RD_ATOM {
-            resources.push(None, GFP_KERNEL)?;
+            resources.push(None, GFP_KERNEL_ACCOUNT)?;
         }
         let send = SendState {
             psn: Psn::new(0),
@@ -342,11 +342,11 @@ impl QpPipe {
         };
         Ok(Self {
             gate: RunGate::new(),
-            inbox: KBox::pin_init(SkbQueue::new(), GFP_KERNEL)?,
-            send: KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL)?,
-            recv: KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL)?,
-            timer: KBox::pin_init(RefTimer::new(super::TIMER_RETRANSMIT), GFP_KERNEL)?,
-            kicker: KBox::pin_init(RefWork::new(), GFP_KERNEL)?,
+            inbox: KBox::pin_init(SkbQueue::new(), GFP_KERNEL_ACCOUNT)?,
+            send: KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?,
+            recv: KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL_ACCOUNT)?,
+            timer: KBox::pin_init(RefTimer::new(super::TIMER_RETRANSMIT), GFP_KERNEL_ACCOUNT)?,
+            kicker: KBox::pin_init(RefWork::new(), GFP_KERNEL_ACCOUNT)?,
         })
     }
 }
