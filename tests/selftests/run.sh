@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/selftests/run.sh [--module MOD] [--type TYPE] [--subset full|debug] [--timeout S]
+# tests/selftests/run.sh [--module MOD] [--type TYPE] [--subset full|debug|oracle] [--timeout S]
 #                        [--budget S] [TEST...]
 #
 # Runs inside the test VM (scripts/vm-run). Prepares the guest, runs each test script with a
@@ -42,6 +42,11 @@ FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_n
 DEBUG="busy_rmmod teardown_races rmmod netdev_unregister verbs_hostile verbs_attack \
 	uverbs_fuzz verbs_ops kverbs hostile_packets packet_fuzz pingpong rdma_cm verbs_qp verbs_objs \
 	verbs_cq perftest link_add_del one_per_netdev rxe_refusal kunit"
+# The oracle subset (the C rdma_rxe, under a budget in make check; make check-full runs FULL):
+# by value, the tests that check verbs semantics against C rxe first, the long sweeps last.
+ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pingpong rdma_cm \
+	teardown_races link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev \
+	rmmod multicast nvmeof hostile_packets netns perftest busy_rmmod"
 declare -A EST=(
 	[busy_rmmod]=60 [teardown_races]=90 [rmmod]=30 [netdev_unregister]=30 [verbs_hostile]=40
 	[verbs_attack]=60 [uverbs_fuzz]=60 [verbs_ops]=30 [kverbs]=30 [hostile_packets]=90
@@ -57,6 +62,8 @@ if [ $# -gt 0 ]; then
 	TESTS="$*"
 elif [ "$SUBSET" = debug ]; then
 	TESTS=$DEBUG
+elif [ "$SUBSET" = oracle ]; then
+	TESTS=$ORACLE
 else
 	TESTS=$FULL
 fi

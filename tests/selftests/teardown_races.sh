@@ -7,7 +7,7 @@
 #     deletion waits for the users, who are killed while it is under way);
 #  3. the module removed right after processes using it were killed mid-transfer.
 # Each round must leave no device and a clean kernel (vm-run checks the log: KASAN, lockdep,
-# kmemleak, lockups, a destroy stuck on references). TEARDOWN_ROUNDS sets the rounds (default 3).
+# kmemleak, lockups, a destroy stuck on references). TEARDOWN_ROUNDS sets the rounds (default 2).
 . "$(dirname "$0")/lib.sh"
 pids=
 stop() {
@@ -31,7 +31,7 @@ modprobe ib_uverbs
 modprobe veth || skip "no veth"
 ip netns add rrtd || skip "no network namespaces"
 ip netns del rrtd
-rounds=${TEARDOWN_ROUNDS:-3}
+rounds=${TEARDOWN_ROUNDS:-2}
 
 # pingpong_in NS DEV ADDR-PATTERN PORT: an RC pingpong pair on DEV (in namespace NS, "" for
 # this one), running for a long time, in the background; their pids are added to $pids.

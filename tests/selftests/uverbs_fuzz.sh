@@ -7,7 +7,7 @@
 # leak or hang (vm-run checks the log); afterwards a SEND still arrives intact and the device
 # deletes cleanly and the module unloads.
 #
-# FUZZ_SEED (default: $RANDOM) and FUZZ_SECONDS (default 60) from the environment. Every worker
+# FUZZ_SEED (default: $RANDOM) and FUZZ_SECONDS (default 30) from the environment. Every worker
 # generation's seed is printed; replay one with FUZZ_WORKERS=1 FUZZ_SEED=<that seed> (and
 # FUZZ_NOKILL=1 to let it run to the end).
 #
@@ -27,7 +27,7 @@ seed=${FUZZ_SEED:-$RANDOM}
 diag "seed $seed (replay: FUZZ_SEED=$seed)"
 is_rrxe || compat=--rxe-compatible
 # shellcheck disable=SC2086
-"$BIN/verbs_fuzz" "$DEV" "$(gid_index "$DEV" ffff:0a00:020f)" "$seed" "${FUZZ_SECONDS:-60}" \
+"$BIN/verbs_fuzz" "$DEV" "$(gid_index "$DEV" ffff:0a00:020f)" "$seed" "${FUZZ_SECONDS:-30}" \
 	${compat:-} || fail "verbs_fuzz (seed $seed)"
 # The device is still whole: listed, deleted, gone, and nothing holds the module.
 check "rdma link shows $DEV" bash -c "rdma link show | grep -q '$DEV/'"
