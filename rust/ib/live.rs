@@ -105,3 +105,49 @@ impl<O: Counted> Drop for ObjRef<O> {
         unsafe { self.obj.as_ref() }.users().0.fetch_sub(1, Release);
     }
 }
+
+/// The reference an asynchronous callback (a timer, a work item) holds on its target while it
+/// is pending, and whether the callback was closed for good (its target is going away). Kept
+/// under the callback's lock.
+pub(crate) struct PendingRef<O: Counted> {
+    target: Option<ObjRef<O>>,
+    closed: bool,
+}
+
+impl<O: Counted> PendingRef<O> {
+    /// Nothing pending, not closed.
+    pub(crate) const fn new() -> Self {
+        Self {
+            target: None,
+            closed: false,
+        }
+    }
+
+    /// Takes a reference to `target` unless one is held; `false` once closed (the caller then
+    /// does not arm or queue anything).
+    pub(crate) fn hold(&mut self, target: &ObjRef<O>) -> bool {
+        if self.closed {
+            return false;
+        }
+        if self.target.is_none() {
+            self.target = Some(target.clone());
+        }
+        true
+    }
+
+    /// Whether a reference is held.
+    pub(crate) fn is_held(&self) -> bool {
+        self.target.is_some()
+    }
+
+    /// Takes the reference out (the callback runs, or the closer drops it).
+    pub(crate) fn take(&mut self) -> Option<ObjRef<O>> {
+        self.target.take()
+    }
+
+    /// Closes for good and takes the reference out (to drop outside the lock).
+    pub(crate) fn close(&mut self) -> Option<ObjRef<O>> {
+        self.closed = true;
+        self.target.take()
+    }
+}

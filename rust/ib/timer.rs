@@ -7,7 +7,8 @@
 
 use super::live::{
     Counted,
-    ObjRef, //
+    ObjRef,
+    PendingRef, //
 };
 use crate::{
     bindings,
@@ -31,7 +32,7 @@ pub(crate) struct RefTimer<O: TimerTarget> {
     #[pin]
     timer: Opaque<bindings::timer_list>,
     #[pin]
-    armed: SpinLockIrq<Armed<O>>,
+    armed: SpinLockIrq<PendingRef<O>>,
     /// Tells the target which of its timers fired.
     id: u32,
 }
@@ -40,13 +41,6 @@ pub(crate) struct RefTimer<O: TimerTarget> {
 unsafe impl<O: TimerTarget> Send for RefTimer<O> {}
 // SAFETY: As above.
 unsafe impl<O: TimerTarget> Sync for RefTimer<O> {}
-
-/// The reference a [`RefTimer`] holds while armed, and whether it was closed for good.
-struct Armed<O: TimerTarget> {
-    target: Option<ObjRef<O>>,
-    /// Set by [`RefTimer::close`]: arming does nothing any more.
-    closed: bool,
-}
 
 /// The timer callback.
 ///
@@ -57,7 +51,7 @@ unsafe extern "C" fn fired<O: TimerTarget>(t: *mut bindings::timer_list) {
     // SAFETY: `t` is the `timer` field of a live `RefTimer<O>`: its drop shuts the timer down
     // (waiting for this callback) before the memory goes.
     let this = unsafe { &*kernel::container_of!(Opaque::cast_from(t), RefTimer<O>, timer) };
-    let target = this.armed.lock().target.take();
+    let target = this.armed.lock().take();
     if let Some(target) = target {
         O::timer_fired(target, this.id);
     }
@@ -69,7 +63,7 @@ impl<O: TimerTarget> RefTimer<O> {
         pin_init!(Self {
             // SAFETY: `timer_setup` initialises the timer in place.
             timer <- Opaque::ffi_init(|t| unsafe { bindings::rrxe_helper_timer_setup(t, Some(fired::<O>)) }),
-            armed <- new_spinlock_irq!(Armed { target: None, closed: false }, "rrxe_timer"),
+            armed <- new_spinlock_irq!(PendingRef::new(), "rrxe_timer"),
             id,
         })
     }
@@ -78,11 +72,8 @@ impl<O: TimerTarget> RefTimer<O> {
     /// once the timer is closed.
     pub(crate) fn arm(&self, target: &ObjRef<O>, usecs: u64) {
         let mut armed = self.armed.lock();
-        if armed.closed {
+        if !armed.hold(target) {
             return;
-        }
-        if armed.target.is_none() {
-            armed.target = Some(target.clone());
         }
         // SAFETY: The timer is initialised.
         unsafe {
@@ -92,7 +83,7 @@ impl<O: TimerTarget> RefTimer<O> {
 
     /// Whether the timer is armed.
     pub(crate) fn is_armed(&self) -> bool {
-        self.armed.lock().target.is_some()
+        self.armed.lock().is_held()
     }
 
     /// Stops the timer for good (its target is going away): later [`Self::arm`] calls, from a
@@ -100,17 +91,13 @@ impl<O: TimerTarget> RefTimer<O> {
     /// running expiry and drops the reference, so the target's users can reach zero. Not from
     /// the timer's own callback.
     pub(crate) fn close(&self) {
-        let r = {
-            let mut armed = self.armed.lock();
-            armed.closed = true;
-            armed.target.take()
-        };
+        let r = self.armed.lock().close();
         // SAFETY: The timer is initialised. No arm can follow (`closed` is set under the lock
         // that arming holds while it arms), so after this the timer is not pending.
         unsafe { bindings::timer_delete_sync(self.timer.get()) };
         // An expiry that ran concurrently took its own reference out before we looked.
         drop(r);
-        let late = self.armed.lock().target.take();
+        let late = self.armed.lock().take();
         drop(late);
     }
 }

@@ -9,7 +9,8 @@
 
 use super::live::{
     Counted,
-    ObjRef, //
+    ObjRef,
+    PendingRef, //
 };
 use crate::{
     bindings,
@@ -27,13 +28,6 @@ pub(crate) trait WorkTarget: Counted + Sized + 'static {
     fn work_run(this: ObjRef<Self>);
 }
 
-/// The reference a [`RefWork`] holds while queued, and whether it was closed for good.
-struct Queued<O: WorkTarget> {
-    target: Option<ObjRef<O>>,
-    /// Set by [`RefWork::close`]: queueing does nothing any more.
-    closed: bool,
-}
-
 /// A work item queued with a reference to its target. The workqueue never runs it on two CPUs
 /// at once; queued again while it runs, it runs once more afterwards.
 #[pin_data(PinnedDrop)]
@@ -41,7 +35,7 @@ pub(crate) struct RefWork<O: WorkTarget> {
     #[pin]
     work: Opaque<bindings::work_struct>,
     #[pin]
-    queued: SpinLockIrq<Queued<O>>,
+    queued: SpinLockIrq<PendingRef<O>>,
 }
 
 // SAFETY: The work item is used through the workqueue's own synchronisation; `queued` is
@@ -59,7 +53,7 @@ unsafe extern "C" fn run<O: WorkTarget>(w: *mut bindings::work_struct) {
     // SAFETY: `w` is the `work` field of a live `RefWork<O>`: its drop and `close` cancel the
     // work (waiting for this function) before the memory goes.
     let this = unsafe { &*kernel::container_of!(Opaque::cast_from(w), RefWork<O>, work) };
-    let target = this.queued.lock().target.take();
+    let target = this.queued.lock().take();
     if let Some(target) = target {
         O::work_run(target);
     }
@@ -71,18 +65,15 @@ impl<O: WorkTarget> RefWork<O> {
         pin_init!(Self {
             // SAFETY: `INIT_WORK` initialises the work in place.
             work <- Opaque::ffi_init(|w| unsafe { bindings::rrxe_helper_work_init(w, Some(run::<O>)) }),
-            queued <- new_spinlock_irq!(Queued { target: None, closed: false }, "rrxe_work"),
+            queued <- new_spinlock_irq!(PendingRef::new(), "rrxe_work"),
         })
     }
 
     /// Queues the work for `target`. Any context. Does nothing once closed.
     pub(crate) fn queue(&self, target: &ObjRef<O>) {
         let mut q = self.queued.lock();
-        if q.closed {
+        if !q.hold(target) {
             return;
-        }
-        if q.target.is_none() {
-            q.target = Some(target.clone());
         }
         // SAFETY: The work is initialised; queued under the lock, so `close` (which sets
         // `closed` under it first) cancels every queueing that happened.
@@ -93,16 +84,12 @@ impl<O: WorkTarget> RefWork<O> {
     /// nothing; waits for a running instance and drops the reference. Process context; not
     /// from the work itself.
     pub(crate) fn close(&self) {
-        let r = {
-            let mut q = self.queued.lock();
-            q.closed = true;
-            q.target.take()
-        };
+        let r = self.queued.lock().close();
         // SAFETY: The work is initialised; no queueing can follow.
         unsafe { bindings::rrxe_helper_work_cancel_sync(self.work.get()) };
         drop(r);
         // A run that started before took its reference out; one that was cancelled left it.
-        let late = self.queued.lock().target.take();
+        let late = self.queued.lock().take();
         drop(late);
     }
 }
