@@ -365,18 +365,7 @@ impl RrxeMr {
     /// durable), so a FLUSH asking for it never finds an MR with the right to it.
     pub(crate) fn flush(&self, va: u64, len: u64, whole: bool) -> Result {
         if !whole {
-            match &self.kind {
-                MrKind::FastReg { pages, .. } => {
-                    let p = pages.lock();
-                    let off = va.checked_sub(p.iova).ok_or(EFAULT)?;
-                    if !p.valid || off.checked_add(len).is_none_or(|e| e > p.length) {
-                        return Err(EFAULT);
-                    }
-                }
-                _ => {
-                    self.offset(va, usize::try_from(len).map_err(|_| EFAULT)?)?;
-                }
-            }
+            self.check_range(va, len)?;
         } else if let MrKind::FastReg { pages, .. } = &self.kind {
             if !pages.lock().valid {
                 return Err(EFAULT);

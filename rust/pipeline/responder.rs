@@ -81,6 +81,19 @@ fn complete_recv(qp: &Qp<RrxeDevice>, c: &Cqe, solicited: bool) {
     }
 }
 
+/// Completes receive WQE `wr_id` with the error `status`.
+fn fail_recv(qp: &Qp<RrxeDevice>, snap: &Snapshot, wr_id: u64, status: WcStatus) {
+    let c = Cqe {
+        wr_id,
+        status: status.to_raw(),
+        opcode: WcOpcode::Recv.to_raw(),
+        qp_num: snap.qpn,
+        port_num: 1,
+        ..Cqe::default()
+    };
+    complete_recv(qp, &c, false);
+}
+
 /// Takes the next receive WQE into `st` (its SGEs into `st.sges`); `None` when none is
 /// posted. A malformed one is consumed and reported, never skipped silently.
 pub(super) fn take_recv(qp: &Qp<RrxeDevice>, st: &mut RecvState) -> Option<TakenRecv> {
@@ -116,15 +129,7 @@ fn abandon(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut RecvState, rc: bool, s
         return;
     };
     if rc {
-        let c = Cqe {
-            wr_id: r.wr_id,
-            status: status.to_raw(),
-            opcode: WcOpcode::Recv.to_raw(),
-            qp_num: snap.qpn,
-            port_num: 1,
-            ..Cqe::default()
-        };
-        complete_recv(qp, &c, false);
+        fail_recv(qp, snap, r.wr_id, status);
     } else {
         // Its SGEs are still in `st.sges`: `take_recv` hands it out next.
         st.direct_recv = Some(TakenRecv::Wqe(r.wr_id, r.length));
@@ -141,20 +146,12 @@ fn bad_recv(
     wr_id: u64,
     out: &mut Outbox,
 ) -> DropReason {
-    let c = Cqe {
-        wr_id,
-        status: WcStatus::LocQpOpErr.to_raw(),
-        opcode: WcOpcode::Recv.to_raw(),
-        qp_num: snap.qpn,
-        port_num: 1,
-        ..Cqe::default()
-    };
     if snap.qp_type == QpType::Rc {
         reply::nak(qp, snap, st, Aeth::NAK_REMOTE_OP_ERROR, out);
     } else {
         drop(st);
     }
-    complete_recv(qp, &c, false);
+    fail_recv(qp, snap, wr_id, WcStatus::LocQpOpErr);
     DropReason::BadRecvWqe
 }
 
@@ -207,18 +204,7 @@ fn datagram(
         None => return Err(DropReason::NoReceiveWqe),
         Some(TakenRecv::Malformed(wr_id)) => {
             drop(st);
-            complete_recv(
-                qp,
-                &Cqe {
-                    wr_id,
-                    status: WcStatus::LocQpOpErr.to_raw(),
-                    opcode: WcOpcode::Recv.to_raw(),
-                    qp_num: snap.qpn,
-                    port_num: 1,
-                    ..Cqe::default()
-                },
-                false,
-            );
+            fail_recv(qp, snap, wr_id, WcStatus::LocQpOpErr);
             return Err(DropReason::BadRecvWqe);
         }
     };
@@ -378,15 +364,7 @@ fn connected(
                 };
                 st.recv = None;
                 st.last_op = None;
-                let c = Cqe {
-                    wr_id,
-                    status: status.to_raw(),
-                    opcode: WcOpcode::Recv.to_raw(),
-                    qp_num: snap.qpn,
-                    port_num: 1,
-                    ..Cqe::default()
-                };
-                complete_recv(qp, &c, false);
+                fail_recv(qp, snap, wr_id, status);
                 nak(st, out, Aeth::NAK_INVALID_REQUEST);
                 return Err(DropReason::LengthError);
             }
