@@ -31,7 +31,8 @@ done
 # C rdma_rxe). If KASAN, lockdep or kmemleak over it finds what the fast kernel cannot, it goes
 # into DEBUG too, at its place by value: DEBUG runs in order and a budget cuts its tail. Give it
 # an estimate in EST (seconds on the debug kernel under TCG: the "# Ns" of its "ok" line in the
-# vm-debug-rrxe log); without one it is taken to take EST_DEFAULT.
+# vm-debug-rrxe log; these were measured on 2026-12-01); without one it is taken to take
+# EST_DEFAULT.
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
 	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_attack uverbs_fuzz verbs_ops \
 	pingpong rdma_cm perftest netns hostile_packets packet_fuzz nvmeof multicast kverbs busy_rmmod \
@@ -48,9 +49,9 @@ ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pingpong rdma
 	teardown_races link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev \
 	rmmod multicast nvmeof hostile_packets netns perftest busy_rmmod"
 declare -A EST=(
-	[busy_rmmod]=60 [teardown_races]=90 [rmmod]=30 [netdev_unregister]=30 [verbs_hostile]=40
-	[verbs_attack]=60 [uverbs_fuzz]=60 [verbs_ops]=30 [kverbs]=30 [hostile_packets]=90
-	[packet_fuzz]=120 [pingpong]=60 [rdma_cm]=40 [verbs_qp]=20 [verbs_objs]=30 [verbs_cq]=20
+	[busy_rmmod]=25 [teardown_races]=90 [rmmod]=30 [netdev_unregister]=30 [verbs_hostile]=20
+	[verbs_attack]=30 [uverbs_fuzz]=50 [verbs_ops]=20 [kverbs]=20 [hostile_packets]=70
+	[packet_fuzz]=60 [pingpong]=65 [rdma_cm]=35 [verbs_qp]=25 [verbs_objs]=35 [verbs_cq]=15
 	[perftest]=120 [link_add_del]=20 [one_per_netdev]=15 [rxe_refusal]=20 [kunit]=30
 )
 EST_DEFAULT=120
