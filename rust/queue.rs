@@ -137,9 +137,13 @@ impl KernelConsumedRing {
     /// Takes this ring's place after a resize copied `s` from `old` into it ([`Self::fill_from`]):
     /// the entries `old` had consumed since the snapshot count as consumed here too. Under the
     /// lock both are held by; a few index operations. `EBUSY` if `old` is not the ring the
-    /// snapshot was taken of (another resize replaced it meanwhile).
+    /// snapshot was taken of (another resize replaced it meanwhile), or if entries were posted
+    /// to it since (a post racing the resize: failing the resize loses none of them).
     pub(crate) fn skip_consumed_since(&mut self, old: &Self, s: &PendingSnapshot) -> Result {
-        if !Arc::ptr_eq(&old.buf, &s.buf) {
+        let prod = old.buf.load_acquire(ring::HDR_PRODUCER)?;
+        if !Arc::ptr_eq(&old.buf, &s.buf)
+            || ring::available(prod, s.cons, s.geo.index_mask()) != s.n
+        {
             return Err(EBUSY);
         }
         let consumed = ring::count(old.cons, s.cons, old.geo.index_mask()).min(s.n);
