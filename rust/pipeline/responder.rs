@@ -103,9 +103,7 @@ pub(super) fn take_recv(qp: &Qp<RrxeDevice>, st: &mut RecvState) -> Option<Taken
     }
     let RecvState { slot, sges, .. } = st;
     let max_sge = qp.rq_take(slot)?;
-    let wr_id = slot
-        .first_chunk::<8>()
-        .map_or(0, |b| u64::from_le_bytes(*b));
+    let wr_id = wqe::wr_id(slot);
     let Ok(r) = wqe::parse_recv_wqe(slot, max_sge) else {
         return Some(TakenRecv::Malformed(wr_id));
     };
@@ -119,16 +117,17 @@ pub(super) fn take_recv(qp: &Qp<RrxeDevice>, st: &mut RecvState) -> Option<Taken
     Some(TakenRecv::Wqe(r.wr_id, r.length))
 }
 
-/// Ends the message in progress without finishing it. The receive WQE an RC SEND was filling
-/// completes with `status` (the requester is NAKed: the message will not be retried); a UC
-/// one is kept for the next message (UC loses the message, not the WQE), as C rxe does.
-fn abandon(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut RecvState, rc: bool, status: WcStatus) {
+/// Ends the message in progress without finishing it. The receive WQE a SEND was filling
+/// completes with `fail` when given (RC: the requester is NAKed, the message will not be
+/// retried), else is kept for the next message (UC loses the message, not the WQE), as C rxe
+/// does.
+fn abandon(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut RecvState, fail: Option<WcStatus>) {
     st.write = None;
     st.last_op = None;
     let Some(r) = st.recv.take() else {
         return;
     };
-    if rc {
+    if let Some(status) = fail {
         fail_recv(qp, snap, r.wr_id, status);
     } else {
         // Its SGEs are still in `st.sges`: `take_recv` hands it out next.
@@ -280,7 +279,7 @@ fn connected(
         _ => {
             // UC: a gap loses the message in progress (not its receive WQE); resynchronise on
             // a new first packet.
-            abandon(qp, snap, &mut st, false, WcStatus::Success);
+            abandon(qp, snap, &mut st, None);
             if !h.info.position.starts_message() {
                 st.epsn = psn.next();
                 return Err(DropReason::PsnOutOfWindow);
@@ -299,7 +298,7 @@ fn connected(
         if !h.info.position.starts_message() {
             return Err(DropReason::OpcodeSequence);
         }
-        abandon(qp, snap, &mut st, false, WcStatus::Success);
+        abandon(qp, snap, &mut st, None);
     }
     let ends = h.info.position.ends_message();
     let starts = h.info.position.starts_message();
@@ -312,7 +311,7 @@ fn connected(
     if matches!(h.info.kind, OpKind::Send | OpKind::Write)
         && !seq::payload_fits_position(h.info.position, payload.len(), snap.mtu)
     {
-        abandon(qp, snap, &mut st, rc, WcStatus::RemInvReqErr);
+        abandon(qp, snap, &mut st, rc.then_some(WcStatus::RemInvReqErr));
         nak(st, out, Aeth::NAK_INVALID_REQUEST);
         return Err(DropReason::LengthError);
     }
@@ -323,8 +322,7 @@ fn connected(
             .reth
             .is_some_and(|r| r.dma_len > wqe::MAX_MSG_SIZE)
     {
-        st.write = None;
-        st.last_op = None;
+        abandon(qp, snap, &mut st, rc.then_some(WcStatus::RemInvReqErr));
         nak(st, out, Aeth::NAK_INVALID_REQUEST);
         return Err(DropReason::LengthError);
     }
@@ -362,9 +360,7 @@ fn connected(
                 } else {
                     WcStatus::LocLenErr
                 };
-                st.recv = None;
-                st.last_op = None;
-                fail_recv(qp, snap, wr_id, status);
+                abandon(qp, snap, &mut st, Some(status));
                 nak(st, out, Aeth::NAK_INVALID_REQUEST);
                 return Err(DropReason::LengthError);
             }
@@ -424,8 +420,7 @@ fn connected(
             // unwritten: a length error (C9-94), answered as rxe does.
             let len = payload.len();
             if len > w.remaining as usize || (ends && len != w.remaining as usize) {
-                st.write = None;
-                st.last_op = None;
+                abandon(qp, snap, &mut st, rc.then_some(WcStatus::RemInvReqErr));
                 nak(st, out, Aeth::NAK_INVALID_REQUEST);
                 return Err(DropReason::LengthError);
             }
@@ -442,8 +437,7 @@ fn connected(
                         w.remaining -= len as u32;
                     }
                     _ => {
-                        st.write = None;
-                        st.last_op = None;
+                        abandon(qp, snap, &mut st, rc.then_some(WcStatus::RemAccessErr));
                         nak(st, out, Aeth::NAK_REMOTE_ACCESS_ERROR);
                         return Err(DropReason::BadRkey);
                     }

@@ -634,6 +634,12 @@ impl SendWqe {
     }
 }
 
+/// Returns the `wr_id` of the WQE in `slot` (send or receive), even of one that does not parse
+/// (to complete it in error); zero if the slot is too short to hold one.
+pub(crate) fn wr_id(slot: &[u8]) -> u64 {
+    rd64(slot, OFF_WR_ID)
+}
+
 /// Parses and validates `slot`, the private copy of a receive queue slot: at most `max_sge`
 /// entries, inside the slot, whose lengths sum without overflow to exactly `dma.length`.
 pub(crate) fn parse_recv_wqe(slot: &[u8], max_sge: u32) -> Result<RecvWqe, WqeError> {
