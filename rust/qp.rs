@@ -274,6 +274,7 @@ impl RrxeQp {
         let pipe = QpPipe::new(
             sq.ring.capacity(),
             sq.ring.elem_size(),
+            granted.max_send_sge,
             rq.as_ref().map_or(0, |r| r.ring.elem_size()),
             granted.max_recv_sge,
         )?;

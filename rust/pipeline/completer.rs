@@ -39,10 +39,7 @@ use crate::{
             AckDecision,
             RetryCounter, //
         },
-        wqe::{
-            self,
-            WrOpcode, //
-        },
+        wqe::WrOpcode,
     },
 };
 use core::cmp::Ordering;
@@ -257,7 +254,10 @@ pub(crate) fn on_response(
                 if let Some(e) = st.entry(i) {
                     e.done = Some(status.to_raw());
                 }
-                st.rd_outstanding = st.rd_outstanding.saturating_sub(1);
+                if st.rd_outstanding > 0 {
+                    st.rd_outstanding -= 1;
+                    st.sinks.retire_oldest();
+                }
                 out.fatal = status != WcStatus::Success;
             }
             out.progressed = true;
@@ -267,7 +267,8 @@ pub(crate) fn on_response(
     out
 }
 
-/// Writes response data into the local buffers of entry `i` at message byte `offset`.
+/// Writes response data into the local buffers of entry `i` at message byte `offset`: the
+/// copy its sink took when the request started, never the ring.
 fn deliver_local(
     qp: &Qp<RrxeDevice>,
     snap: &Snapshot,
@@ -276,21 +277,8 @@ fn deliver_local(
     offset: u32,
     data: &[u8],
 ) -> Result {
-    let SendState { comp_slot, .. } = st;
-    if !qp.sq_read_nth(i as u32, comp_slot)? {
-        return Err(EINVAL);
-    }
-    let w = wqe::parse_send_wqe(comp_slot, snap.qp_type, qp.max_send_sge(), qp.max_inline())
-        .map_err(|_| EINVAL)?;
-    let slot = &*comp_slot;
-    mem::scatter_at(
-        qp.device(),
-        snap,
-        |k| w.sge(slot, k),
-        w.num_sge,
-        offset,
-        data,
-    )
+    let sink = st.entry(i).and_then(|t| t.sink).ok_or(EINVAL)?;
+    mem::scatter(qp.device(), snap, st.sinks.get(sink), offset, data)
 }
 
 /// Looks at an expired timer: resumes after an RNR delay, or retransmits when nothing was

@@ -157,6 +157,10 @@ fn mtu_of(snap: &Snapshot) -> u32 {
 
 /// Copies the next unstarted WQE and sets it up.
 fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start {
+    // The tracking window is full: wait for completions.
+    if st.count >= st.track.len() {
+        return Start::Blocked;
+    }
     let n = st.count as u32;
     let SendState { slot, .. } = st;
     match qp.sq_read_nth(n, slot) {
@@ -174,15 +178,9 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
             } else {
                 WcStatus::MwBindErr
             };
-            st.push(Track {
-                wr_id: r.wr_id,
-                opcode: WrOpcode::LocalInv,
-                signaled: snap.sq_sig_all || r.flags & SendFlags::SIGNALED != 0,
-                first_psn: st.psn,
-                last_psn: st.psn,
-                length: 0,
-                done: Some(status.to_raw()),
-            });
+            let signaled = snap.sq_sig_all || r.flags & SendFlags::SIGNALED != 0;
+            let t = Track::new(r.wr_id, WrOpcode::LocalInv, signaled, st.psn, 0);
+            st.push(t.finished(status));
             return if ok { Start::Finished } else { Start::Failed };
         }
     }
@@ -191,28 +189,13 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
         Ok(w) => w,
         Err(e) => {
             let wr_id = wqe::peek_wr_id(slot).unwrap_or(0);
-            st.push(Track {
-                wr_id,
-                opcode: WrOpcode::Send,
-                signaled: true,
-                first_psn: st.psn,
-                last_psn: st.psn,
-                length: 0,
-                done: Some(e.wc_status().to_raw()),
-            });
+            let t = Track::new(wr_id, WrOpcode::Send, true, st.psn, 0);
+            st.push(t.finished(e.wc_status()));
             return Start::Failed;
         }
     };
     let signaled = snap.sq_sig_all || w.flags.contains(SendFlags::SIGNALED);
-    let mut track = Track {
-        wr_id: w.wr_id,
-        opcode: w.opcode,
-        signaled,
-        first_psn: st.psn,
-        last_psn: st.psn,
-        length: w.length,
-        done: None,
-    };
+    let mut track = Track::new(w.wr_id, w.opcode, signaled, st.psn, w.length);
     // Fences wait for every earlier READ and atomic.
     if w.flags.contains(SendFlags::FENCE) && st.rd_outstanding > 0 {
         return Start::Blocked;
@@ -225,8 +208,7 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
             } else {
                 WcStatus::LocProtErr
             };
-            track.done = Some(status.to_raw());
-            st.push(track);
+            st.push(track.finished(status));
             return if ok { Start::Finished } else { Start::Failed };
         }
         WrOpcode::BindMw => {
@@ -236,8 +218,7 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
             } else {
                 WcStatus::MwBindErr
             };
-            track.done = Some(status.to_raw());
-            st.push(track);
+            st.push(track.finished(status));
             return if ok { Start::Finished } else { Start::Failed };
         }
         _ => {}
@@ -254,8 +235,7 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
     };
     let is_ud = matches!(snap.qp_type, QpType::Ud | QpType::Gsi);
     if is_ud && w.length > mtu {
-        track.done = Some(WcStatus::LocLenErr.to_raw());
-        st.push(track);
+        st.push(track.finished(WcStatus::LocLenErr));
         return Start::Failed;
     }
     // Operations answered with data or a value hold a responder resource (a read credit)
@@ -279,6 +259,21 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
         npkts
     };
     track.last_psn = st.psn.wrapping_add(psns - 1);
+    if reads {
+        // The local buffers the response fills, copied now: the completer never reads the
+        // ring again.
+        let SendState {
+            slot,
+            sinks,
+            rd_outstanding,
+            ..
+        } = &mut *st;
+        let slot = &*slot;
+        let Some(sink) = sinks.take(*rd_outstanding, |k| w.sge(slot, k), w.num_sge) else {
+            return Start::Blocked;
+        };
+        track.sink = Some(sink);
+    }
     if !st.push(track) {
         return Start::Blocked;
     }

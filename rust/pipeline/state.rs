@@ -15,6 +15,7 @@ use crate::{
     },
     net::SkbQueue,
     proto::{
+        cqe::WcStatus,
         opcode::Opcode,
         psn::Psn,
         seq::RetryCounter,
@@ -74,13 +75,114 @@ pub(crate) struct Track {
     pub(crate) length: u32,
     /// Set once the WQE is finished: its completion status (`IB_WC_*`).
     pub(crate) done: Option<u32>,
+    /// The private copy of the local buffers of a READ or atomic (every WQE answered by a
+    /// response has one while it is outstanding).
+    pub(crate) sink: Option<SinkRef>,
 }
 
 impl Track {
+    /// An entry for a WQE starting at `psn`, not yet finished, without a sink.
+    pub(crate) fn new(wr_id: u64, opcode: WrOpcode, signaled: bool, psn: Psn, length: u32) -> Self {
+        Self {
+            wr_id,
+            opcode,
+            signaled,
+            first_psn: psn,
+            last_psn: psn,
+            length,
+            done: None,
+            sink: None,
+        }
+    }
+
     /// Whether the responder answers with a READ response or an atomic ACK rather than a
     /// plain ACK ([`WrOpcode::wants_response`]).
     pub(crate) fn wants_response(&self) -> bool {
         self.opcode.wants_response()
+    }
+
+    /// The same entry, finished with `status`.
+    pub(crate) fn finished(mut self, status: WcStatus) -> Self {
+        self.done = Some(status.to_raw());
+        self
+    }
+}
+
+/// The most started, uncompleted send WQEs a QP tracks. A larger send queue does not make the
+/// tracking state larger: the requester waits for completions before it starts more (an RC
+/// requester keeps at most 128 PSNs unacknowledged anyway).
+pub(crate) const TRACK_WINDOW: usize = 256;
+
+/// Names a sink of [`ReadSinks`].
+#[derive(Clone, Copy)]
+pub(crate) struct SinkRef {
+    index: u16,
+    num_sge: u8,
+}
+
+/// The local buffers of the outstanding RDMA READs and atomics, copied from their WQEs when
+/// they start, so that the completer never reads the user's send ring again (a single fetch:
+/// the ring is mapped into user space and may change between the request and its response).
+///
+/// `slots` sinks of `per_slot` SGEs, used as a ring from `head`: one is taken for every
+/// operation that counts in `SendState::rd_outstanding`, and responses retire them oldest
+/// first (a direct loopback copy finishes the newest at once and gives its sink back).
+pub(crate) struct ReadSinks {
+    sges: KVec<Sge>,
+    per_slot: usize,
+    slots: usize,
+    /// The sink of the oldest outstanding operation.
+    head: usize,
+}
+
+impl ReadSinks {
+    /// Sinks for a QP that sends up to `slots` WQEs of up to `per_slot` SGEs at a time.
+    fn new(slots: usize, per_slot: usize) -> Result<Self> {
+        let n = slots.checked_mul(per_slot).ok_or(EINVAL)?;
+        let mut sges = KVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
+        sges.resize(n, Sge::default(), GFP_KERNEL_ACCOUNT)?;
+        Ok(Self {
+            sges,
+            per_slot,
+            slots,
+            head: 0,
+        })
+    }
+
+    /// Copies the `num_sge` SGEs `sge_at` yields into the sink after the `outstanding` ones in
+    /// use. `None` when no sink is free or an SGE is missing.
+    pub(crate) fn take(
+        &mut self,
+        outstanding: u32,
+        sge_at: impl Fn(u32) -> Option<Sge>,
+        num_sge: u32,
+    ) -> Option<SinkRef> {
+        let outstanding = outstanding as usize;
+        if outstanding >= self.slots || num_sge as usize > self.per_slot {
+            return None;
+        }
+        let index = (self.head + outstanding) % self.slots;
+        let base = index * self.per_slot;
+        for k in 0..num_sge {
+            *self.sges.get_mut(base + k as usize)? = sge_at(k)?;
+        }
+        Some(SinkRef {
+            index: u16::try_from(index).ok()?,
+            num_sge: u8::try_from(num_sge).ok()?,
+        })
+    }
+
+    /// The SGEs of sink `s`.
+    pub(crate) fn get(&self, s: SinkRef) -> &[Sge] {
+        let base = usize::from(s.index) * self.per_slot;
+        self.sges
+            .get(base..base + usize::from(s.num_sge))
+            .unwrap_or(&[])
+    }
+
+    /// The oldest outstanding operation was answered: its sink is free.
+    pub(crate) fn retire_oldest(&mut self) {
+        self.head = (self.head + 1) % self.slots.max(1);
     }
 }
 
@@ -111,8 +213,8 @@ pub(crate) struct SendState {
     pub(crate) psn: Psn,
     /// The oldest PSN not yet acknowledged.
     pub(crate) comp_psn: Psn,
-    /// Started, uncompleted WQEs: a ring of `track.len()` entries from `head`.
-    /// vmalloc-backed: a send queue may have 2^20 slots.
+    /// Started, uncompleted WQEs: a ring of `track.len()` (at most [`TRACK_WINDOW`]) entries
+    /// from `head`.
     pub(crate) track: KVVec<Track>,
     pub(crate) head: usize,
     pub(crate) count: usize,
@@ -120,9 +222,9 @@ pub(crate) struct SendState {
     pub(crate) cur: Option<Progress>,
     /// A private copy of the slot of the WQE being sent.
     pub(crate) slot: KVec<u8>,
-    /// A private copy of a slot the completer needs (local buffers of reads and atomics).
-    pub(crate) comp_slot: KVec<u8>,
-    /// Outstanding RDMA READ and atomic requests.
+    /// The local buffers of outstanding reads and atomics (the completer's single fetch).
+    pub(crate) sinks: ReadSinks,
+    /// Outstanding RDMA READ and atomic requests (each holds a sink).
     pub(crate) rd_outstanding: u32,
     pub(crate) retry: RetryCounter,
     pub(crate) rnr_retry: RetryCounter,
@@ -276,28 +378,26 @@ fn zeroed(n: usize) -> Result<KVec<u8>> {
 }
 
 impl QpPipe {
-    /// The pipeline state of a QP with `sq_slots` send slots of `sq_elem` bytes, receive slots
-    /// of `rq_elem` bytes holding up to `max_recv_sge` SGEs.
+    /// The pipeline state of a QP with `sq_slots` send slots of `sq_elem` bytes holding up to
+    /// `max_send_sge` SGEs, receive slots of `rq_elem` bytes holding up to `max_recv_sge` SGEs.
+    /// The tracking state is sized by what the QP can have outstanding, not by its queue.
     pub(crate) fn new(
         sq_slots: u32,
         sq_elem: usize,
+        max_send_sge: u32,
         rq_elem: usize,
         max_recv_sge: u32,
     ) -> Result<Self> {
-        let n = (sq_slots as usize).max(1);
+        let n = (sq_slots as usize).clamp(1, TRACK_WINDOW);
         let mut track = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
-        let blank = Track {
-            wr_id: 0,
-            opcode: WrOpcode::Send,
-            signaled: false,
-            first_psn: Psn::new(0),
-            last_psn: Psn::new(0),
-            length: 0,
-            done: None,
-        };
+        let blank = Track::new(0, WrOpcode::Send, false, Psn::new(0), 0);
         for _ in 0..n {
             track.push(blank, GFP_KERNEL_ACCOUNT)?;
         }
+        let sinks = ReadSinks::new(
+            n.min(crate::limits::MAX_QP_RD_ATOM as usize),
+            max_send_sge as usize,
+        )?;
         let mut resources =
             KVec::with_capacity(crate::limits::MAX_QP_RD_ATOM as usize, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..crate::limits::MAX_QP_RD_ATOM {
@@ -311,7 +411,7 @@ impl QpPipe {
             count: 0,
             cur: None,
             slot: zeroed(sq_elem)?,
-            comp_slot: zeroed(sq_elem)?,
+            sinks,
             rd_outstanding: 0,
             retry: RetryCounter::new(7),
             rnr_retry: RetryCounter::new_rnr(7),
