@@ -140,12 +140,15 @@ pub(crate) struct TxItem {
 /// The packets of one batch.
 pub(crate) struct Outbox {
     items: KVec<TxItem>,
+    /// Packets sent through this batch buffer so far (over the run it serves).
+    sent: u32,
 }
 
 impl Outbox {
     fn new() -> Result<Self> {
         Ok(Self {
             items: KVec::with_capacity(OUTBOX, GFP_ATOMIC)?,
+            sent: 0,
         })
     }
 
@@ -160,6 +163,7 @@ impl Outbox {
     }
 
     fn send_all(&mut self, qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
+        self.sent = self.sent.saturating_add(self.items.len() as u32);
         for item in self.items.drain_all() {
             xmit::send(qp.device(), item, kicks);
         }
@@ -179,6 +183,15 @@ pub(crate) fn timeout_us(timeout: u8, retries: u8) -> Option<u64> {
 /// The passes one run may make before it hands the rest to the deferred kick: a bound on the
 /// time one context (often a softirq, or a packet flood's receive path) spends on one QP.
 const PASSES_PER_RUN: u32 = 1024;
+
+/// The packets one run may send before it hands the rest to the deferred kick. A run in a
+/// softirq (receive, or the deferred kick itself) cannot let the receiver run: on a veth, or
+/// to another QP of this device, its packets wait in a bounded queue (a CPU's backlog of
+/// `netdev_max_backlog`, 1000 by default; a QP's inbox) until it returns, and a READ response
+/// of thousands of packets in one go loses all but the first thousand. The BH workqueue runs a
+/// work item that queues itself again up to ten times before other softirqs run: 64 packets a
+/// run keeps that under the default backlog.
+const PACKETS_PER_RUN: u32 = 64;
 
 /// The runs one kick makes (its QP's and those of the QPs its packets reached on this device)
 /// before it leaves the rest to their deferred kicks.
@@ -247,8 +260,8 @@ pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
     kicks.run_all();
 }
 
-/// One run of the QP's work. A run that uses up [`PASSES_PER_RUN`] (or cannot get its batch
-/// buffer) arms the deferred kick and stops, so a long READ response or send continues
+/// One run of the QP's work. A run that uses up [`PASSES_PER_RUN`] or [`PACKETS_PER_RUN`] (or
+/// cannot get its batch buffer) arms the deferred kick and stops, so a long READ response or send continues
 /// instead of stalling until the next event, and no flood of requests keeps one context
 /// looping.
 fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
@@ -260,15 +273,17 @@ fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
     let mut out = Outbox::new().ok();
     let mut passes = 0u32;
     loop {
+        let mut spent = out.is_none();
         if let Some(out) = out.as_mut() {
-            while passes < PASSES_PER_RUN {
+            while passes < PASSES_PER_RUN && out.sent < PACKETS_PER_RUN {
                 passes += 1;
                 if !pass(qp, out, kicks) {
                     break;
                 }
             }
+            spent = passes >= PASSES_PER_RUN || out.sent >= PACKETS_PER_RUN;
         }
-        if out.is_none() || passes >= PASSES_PER_RUN {
+        if spent {
             qp.pipe().kicker.queue(&ObjRef::new(qp));
             gate.hand_over();
             break;

@@ -206,8 +206,11 @@ pub(crate) fn on_response(
             };
             let in_range = psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn);
             if !in_range || psn != st.comp_psn {
-                if in_range && cmp_psn(psn, st.comp_psn) == Ordering::Greater {
-                    // A response was lost: ask again.
+                let ahead = in_range && cmp_psn(psn, st.comp_psn) == Ordering::Greater;
+                if ahead && st.asked_again != Some(st.comp_psn) {
+                    // A response was lost: ask again, once for this gap (the responses
+                    // still coming behind it are dropped; the timer covers a lost retry).
+                    st.asked_again = Some(st.comp_psn);
                     out.fatal = retry(qp, &mut st);
                     out.progressed = true;
                 } else {

@@ -192,7 +192,12 @@ pub(crate) fn try_message(
     if (0..last).any(|i| st.entry(i).is_some_and(|t| t.done.is_none())) {
         return None;
     }
-    let w = st.cur.as_ref()?.wqe;
+    let cur = st.cur.as_ref()?;
+    // A retransmission resuming mid-message takes the packet path.
+    if cur.offset != 0 || cur.sent != 0 {
+        return None;
+    }
+    let w = cur.wqe;
     if w.length > MAX_DIRECT_LEN
         || w.flags.contains(SendFlags::INLINE)
         || !matches!(

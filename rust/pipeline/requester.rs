@@ -8,6 +8,7 @@ use super::{
     mem,
     state::{
         Progress,
+        Resume,
         SendState,
         SendWait,
         Snapshot,
@@ -37,6 +38,7 @@ use crate::{
             pad_for,
             TransportHeaders, //
         },
+        psn::cmp_psn,
         qp_state::{
             QpState,
             QpType, //
@@ -52,6 +54,7 @@ use crate::{
         wqe_encode,
     },
 };
+use core::cmp::Ordering;
 use kernel::prelude::*;
 
 /// The most unacknowledged PSNs an RC requester keeps in flight.
@@ -258,7 +261,20 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
     } else {
         npkts
     };
-    track.last_psn = st.psn.wrapping_add(psns - 1);
+    // A retransmission resuming this WQE: the packets already acknowledged are not sent
+    // again (a READ asks for the rest of its data). The slot was read again: it must still
+    // hold the same operation.
+    let skip = match st.resume.take() {
+        Some(r) if r.opcode == w.opcode && r.length == w.length && r.packets < psns => {
+            track.first_psn = r.first_psn;
+            r.packets
+        }
+        _ => 0,
+    };
+    let Some(skip_bytes) = skip.checked_mul(mtu).filter(|&b| skip == 0 || b < w.length) else {
+        return Start::Blocked;
+    };
+    track.last_psn = track.first_psn.wrapping_add(psns - 1);
     if reads {
         // The local buffers the response fills, copied now: the completer never reads the
         // ring again.
@@ -282,8 +298,8 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
     }
     st.cur = Some(Progress {
         wqe: w,
-        offset: 0,
-        sent: 0,
+        offset: skip_bytes,
+        sent: if reads { 0 } else { skip },
         npkts: if reads { 1 } else { npkts },
     });
     Start::Started
@@ -380,10 +396,12 @@ fn next_packet(
                     WrDetail::Rdma { rkey } | WrDetail::Flush { rkey, .. } => rkey,
                     _ => 0,
                 };
+                // A resumed READ asks for the rest (`offset` is zero otherwise).
+                let va = w.iova.checked_add(u64::from(offset));
                 h.reth = Some(Reth {
-                    va: w.iova,
+                    va: va.ok_or(WcStatus::LocQpOpErr)?,
                     rkey,
-                    dma_len: w.length,
+                    dma_len: w.length - offset,
                 });
             }
             // `ex` holds the big-endian immediate as stored in memory.
@@ -444,7 +462,7 @@ fn next_packet(
     .map_err(|_| WcStatus::LocQpOpErr)?;
     // Advance.
     let psns = if w.opcode == WrOpcode::RdmaRead {
-        seq::packets_for(w.length, mtu).unwrap_or(1)
+        seq::packets_for(w.length - offset, mtu).unwrap_or(1)
     } else {
         1
     };
@@ -501,8 +519,9 @@ fn fill_payload(
     )
 }
 
-/// Rewinds the sender to resend from the oldest unfinished WQE (go-back-N): its packets and
-/// everything after it are sent again. The responder treats the repeats as duplicates.
+/// Rewinds the sender to resend from the oldest unfinished WQE (go-back-N): from its first
+/// unacknowledged packet (a READ: a request for the responses not yet received), and
+/// everything after it. The responder treats the repeats as duplicates.
 pub(crate) fn rewind(st: &mut SendState) {
     let mut i = 0;
     while let Some(t) = st.entry(i) {
@@ -514,11 +533,21 @@ pub(crate) fn rewind(st: &mut SendState) {
     let Some(t) = st.entry(i).copied() else {
         return;
     };
-    // Drop entry `i` and everything after: they will be started again.
+    // Drop entry `i` and everything after: they will be started again, entry `i` from the
+    // first PSN not yet acknowledged when that is inside it.
+    let acked = st.comp_psn.distance_from(t.first_psn);
+    let partial = cmp_psn(st.comp_psn, t.first_psn) == Ordering::Greater
+        && cmp_psn(st.comp_psn, t.last_psn) != Ordering::Greater;
+    st.resume = partial.then_some(Resume {
+        first_psn: t.first_psn,
+        packets: acked,
+        opcode: t.opcode,
+        length: t.length,
+    });
     st.count = i;
     st.cur = None;
-    st.psn = t.first_psn;
-    st.comp_psn = t.first_psn;
+    st.psn = if partial { st.comp_psn } else { t.first_psn };
+    st.comp_psn = st.psn;
     st.since_ackreq = 0;
     // Every entry before `i` is finished: nothing is outstanding.
     st.rd_outstanding = 0;

@@ -198,6 +198,18 @@ pub(crate) struct Progress {
     pub(crate) npkts: u32,
 }
 
+/// Where a retransmission resumes the oldest unfinished WQE: the responder acknowledged (or
+/// answered, for a READ) its first `packets` PSNs, so only the rest is sent again (IBA 9.7.5.1.1:
+/// a request may be resent from any packet; C rxe resumes the same way). Checked against the WQE
+/// when it is started again, which is read from the ring again.
+#[derive(Clone, Copy)]
+pub(crate) struct Resume {
+    pub(crate) first_psn: Psn,
+    pub(crate) packets: u32,
+    pub(crate) opcode: WrOpcode,
+    pub(crate) length: u32,
+}
+
 /// What the sender waits for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SendWait {
@@ -237,6 +249,11 @@ pub(crate) struct SendState {
     pub(crate) timer_fired: bool,
     /// Packets since the last AckReq.
     pub(crate) since_ackreq: u32,
+    /// Set by a retransmission that resumes the oldest WQE mid-message.
+    pub(crate) resume: Option<Resume>,
+    /// The `comp_psn` at which a gap in READ responses last made the completer ask again: one
+    /// retry per gap, not one per response behind it (the timer covers a lost retry).
+    pub(crate) asked_again: Option<Psn>,
 }
 
 impl SendState {
@@ -421,6 +438,8 @@ impl QpPipe {
             progressed: false,
             timer_fired: false,
             since_ackreq: 0,
+            resume: None,
+            asked_again: None,
         };
         let recv = RecvState {
             epsn: Psn::new(0),

@@ -280,7 +280,9 @@ pub(super) fn duplicate(
                     rkey,
                     len,
                 }) => {
-                    if st.read.is_some() {
+                    // The requester lost responses of the READ being answered: start again
+                    // from the first it asks for. A duplicate of another READ waits.
+                    if st.read.as_ref().is_some_and(|r| r.psn != p) {
                         return Err(DropReason::Duplicate);
                     }
                     let whole = u64::from(len);
