@@ -108,7 +108,7 @@ pub(crate) struct RrxeDevice {
     /// Address vectors by `ah_num`, for UD sends.
     ah_table: Arc<SparseTable<AhEntry>>,
     /// The UDP port 4791 sockets of this device's network namespace (shared by its devices).
-    tunnels: Arc<Tunnels>,
+    tunnels: Tunnels,
     /// The bound netdev, held for the device's life: the data path uses it without the core's
     /// netdev lock (which is not interrupt-safe).
     ndev: NetDeviceRef,
@@ -119,7 +119,7 @@ impl RrxeDevice {
     pub(crate) fn new(
         guid: u64,
         running: bool,
-        tunnels: Arc<Tunnels>,
+        tunnels: Tunnels,
         ndev: NetDeviceRef,
     ) -> impl PinInit<Self, Error> {
         try_init!(Self {
@@ -181,12 +181,6 @@ impl RrxeDevice {
         &self.qpns
     }
 
-    /// The UDP tunnel sockets of this device, to share with a new device in the same network
-    /// namespace.
-    pub(crate) fn tunnel(&self) -> Arc<Tunnels> {
-        self.tunnels.clone()
-    }
-
     /// Copies the QPNs attached to multicast group `gid` into `out`; returns how many.
     pub(crate) fn mcast_members(&self, gid: &[u8; 16], out: &mut [u32]) -> usize {
         self.mcast.members(gid, out)
@@ -197,7 +191,7 @@ impl RrxeDevice {
         &self.ndev
     }
 
-    /// The UDP tunnel sockets, for IPv6 route lookups.
+    /// The device's share of its namespace's UDP tunnel sockets.
     pub(crate) fn tunnels(&self) -> &Tunnels {
         &self.tunnels
     }

@@ -22,10 +22,7 @@ use crate::{
     pipeline::Tunnels,
     proto::hdr::ROCE_V2_UDP_PORT, //
 };
-use kernel::{
-    prelude::*,
-    sync::Arc, //
-};
+use kernel::prelude::*;
 
 /// The `rrxe` link type.
 pub(crate) struct RrxeLink;
@@ -77,29 +74,17 @@ impl LinkOps for RrxeLink {
     }
 }
 
-/// The UDP port 4791 socket of `ndev`'s network namespace: shared with an rrxe device already
-/// there, else opened. Called under the link lock, so two devices never both open one.
-fn shared_tunnel(ndev: &NetDevice) -> Result<Arc<Tunnels>> {
-    let mut found = None;
-    ndev.for_each_in_netns(|nd| {
-        if found.is_none() {
-            if let Some(d) = Device::<RrxeDevice>::get_by_netdev(nd) {
-                found = Some(d.tunnel());
-            }
-        }
-    });
-    if let Some(t) = found {
-        return Ok(t);
-    }
-    let sock = Tunnels::open(ndev).inspect_err(|e| {
+/// The UDP port 4791 sockets of `ndev`'s network namespace: shared with the rrxe devices
+/// already there, else opened.
+fn shared_tunnel(ndev: &NetDevice) -> Result<Tunnels> {
+    Tunnels::open(ndev).inspect_err(|e| {
         pr_err!(
             "cannot open UDP port {} in the namespace of {}: {:?}\n",
             ROCE_V2_UDP_PORT,
             ndev.name(),
             e
         )
-    })?;
-    Ok(Arc::new(sock, GFP_KERNEL)?)
+    })
 }
 
 impl NetdevEvents for RrxeLink {

@@ -14,13 +14,16 @@ use crate::{
     },
     kernel_ext::ModuleWatch,
     link::RrxeLink,
-    net::NetdevNotifier,
+    net::{
+        NetdevNotifier,
+        NetnsTunnels, //
+    },
 };
 use kernel::prelude::*;
 
 /// Everything rrxe registers. Fields drop in declaration order, which is the teardown order:
-/// no new devices, then every device unregistered, then no more netdev events, then `rdma_rxe`
-/// may load again.
+/// no new devices, then every device unregistered, then no namespace exit hook (it closes any
+/// tunnel socket left), then no more netdev events, then `rdma_rxe` may load again.
 #[pin_data]
 pub(crate) struct RrxeModule {
     /// `rdma link add ... type rrxe`.
@@ -28,6 +31,10 @@ pub(crate) struct RrxeModule {
     link: LinkRegistration<RrxeLink>,
     /// Owns all devices; unregisters them on drop.
     devices: Driver<RrxeDevice>,
+    /// Closes a network namespace's UDP tunnel sockets when the namespace goes, even while
+    /// a device that used them still waits for its users.
+    #[pin]
+    netns_tunnels: NetnsTunnels,
     /// Netdev up/down/MTU/unregister for bound devices.
     #[pin]
     netdev_events: NetdevNotifier<RrxeLink>,
@@ -45,6 +52,7 @@ impl kernel::InPlaceModule for RrxeModule {
             rxe_guard <- ModuleWatch::register(),
             _rxe_absent: RxeGuard::check()?,
             netdev_events <- NetdevNotifier::register(),
+            netns_tunnels <- NetnsTunnels::register(),
             devices: Driver::new(),
             link <- LinkRegistration::new(),
         })

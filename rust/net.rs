@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Networking abstractions: network devices and their event notifier, socket buffers, IPv4
-//! routes and output, and UDP tunnel sockets.
+//! routes and output, and UDP tunnel sockets shared per network namespace.
 //!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h),
-//! [`include/net/udp_tunnel.h`](srctree/include/net/udp_tunnel.h).
+//! [`include/net/udp_tunnel.h`](srctree/include/net/udp_tunnel.h),
+//! [`include/net/net_namespace.h`](srctree/include/net/net_namespace.h).
 
 mod netdev;
+mod netns_tunnels;
 mod notifier;
 mod route;
 mod skb;
@@ -16,6 +18,10 @@ mod udp_tunnel;
 pub(crate) use netdev::{
     NetDevice,
     NetDeviceRef, //
+};
+pub(crate) use netns_tunnels::{
+    NetnsTunnel,
+    NetnsTunnels, //
 };
 pub(crate) use notifier::{
     NetdevEvent,

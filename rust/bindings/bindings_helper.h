@@ -11,6 +11,7 @@
 #include <linux/ip.h>
 #include <net/ip.h>
 #include <net/udp_tunnel.h>
+#include <net/net_namespace.h>
 #include <net/ipv6.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>

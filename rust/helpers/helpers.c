@@ -398,17 +398,6 @@ void rrxe_helper_timer_arm_us(struct timer_list *t, unsigned long usecs)
 	mod_timer(t, jiffies + usecs_to_jiffies(usecs) + 1);
 }
 
-void rrxe_helper_for_each_netdev(struct net *net, void (*fn)(struct net_device *, void *),
-				 void *ctx)
-{
-	struct net_device *ndev;
-
-	rcu_read_lock();
-	for_each_netdev_rcu(net, ndev)
-		fn(ndev, ctx);
-	rcu_read_unlock();
-}
-
 int rrxe_helper_skb_pull(struct sk_buff *skb, unsigned int len)
 {
 	return skb_pull(skb, len) ? 0 : -EINVAL;
@@ -419,15 +408,14 @@ bool rrxe_helper_irqs_disabled(void)
 	return irqs_disabled();
 }
 
-struct dst_entry *rrxe_helper_route6(struct sock *sk, struct net_device *ndev, const u8 *saddr,
-				     const u8 *daddr)
+struct dst_entry *rrxe_helper_route6(struct net_device *ndev, const u8 *saddr, const u8 *daddr)
 {
 	struct flowi6 fl6 = { .flowi6_oif = ndev->ifindex, .flowi6_proto = IPPROTO_UDP };
 	struct dst_entry *dst;
 
 	memcpy(&fl6.saddr, saddr, sizeof(fl6.saddr));
 	memcpy(&fl6.daddr, daddr, sizeof(fl6.daddr));
-	dst = ip6_dst_lookup_flow(dev_net(ndev), sk, &fl6, NULL);
+	dst = ip6_dst_lookup_flow(dev_net(ndev), NULL, &fl6, NULL);
 	if (!IS_ERR(dst) && dst->error) {
 		dst_release(dst);
 		return ERR_PTR(-EHOSTUNREACH);

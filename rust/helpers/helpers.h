@@ -92,8 +92,7 @@ struct net_device *rrxe_helper_real_dev(struct net_device *ndev);
 
 /* IPv6 routes */
 struct dst_entry;
-struct dst_entry *rrxe_helper_route6(struct sock *sk, struct net_device *ndev, const u8 *saddr,
-				     const u8 *daddr);
+struct dst_entry *rrxe_helper_route6(struct net_device *ndev, const u8 *saddr, const u8 *daddr);
 void rrxe_helper_skb_set_dst6(struct sk_buff *skb, struct dst_entry *dst);
 struct net *rrxe_helper_dst_net(struct dst_entry *dst);
 void rrxe_helper_dst_release(struct dst_entry *dst);
@@ -113,8 +112,6 @@ size_t rrxe_helper_umem_pages(struct ib_umem *umem, struct page **pages, size_t 
 size_t rrxe_helper_umem_num_pages(struct ib_umem *umem);
 unsigned long rrxe_helper_umem_offset(struct ib_umem *umem);
 
-void rrxe_helper_for_each_netdev(struct net *net, void (*fn)(struct net_device *, void *),
-				 void *ctx);
 int rrxe_helper_skb_pull(struct sk_buff *skb, unsigned int len);
 
 bool rrxe_helper_irqs_disabled(void);

@@ -86,27 +86,11 @@ impl NetDevice {
         Some(f(unsafe { NetDevice::from_raw(real) }))
     }
 
-    /// Calls `f` for every netdev in this device's network namespace (under RCU: `f` must not
-    /// sleep).
-    pub(crate) fn for_each_in_netns(&self, mut f: impl FnMut(&NetDevice)) {
-        /// # Safety
-        ///
-        /// `nd` is valid (RCU) and `ctx` the closure below.
-        unsafe extern "C" fn one(nd: *mut bindings::net_device, ctx: *mut c_void) {
-            // SAFETY: `ctx` is the `&mut dyn FnMut` below, live for the walk.
-            let f = unsafe { &mut *ctx.cast::<&mut dyn FnMut(&NetDevice)>() };
-            // SAFETY: The walk holds RCU, which keeps `nd` valid during the call.
-            f(unsafe { NetDevice::from_raw(nd) });
-        }
-        let mut dynf: &mut dyn FnMut(&NetDevice) = &mut f;
-        // SAFETY: The device is valid, so is its namespace; `one` and `ctx` live for the call.
-        unsafe {
-            bindings::rrxe_helper_for_each_netdev(
-                bindings::rrxe_helper_dev_net(self.as_raw()),
-                Some(one),
-                (&raw mut dynf).cast(),
-            )
-        };
+    /// The identity of the device's network namespace, for comparison only (never a pointer
+    /// to use: the namespace may be gone by the time it is compared).
+    pub(crate) fn net_id(&self) -> usize {
+        // SAFETY: The device is valid, so is its namespace pointer.
+        unsafe { bindings::rrxe_helper_dev_net(self.as_raw()) as usize }
     }
 }
 

@@ -104,19 +104,13 @@ unsafe impl Send for Route6 {}
 unsafe impl Sync for Route6 {}
 
 impl Route6 {
-    /// Looks up the route from `saddr` to `daddr` out of `ndev`, for packets of the IPv6 tunnel
-    /// socket `sock`. `EHOSTUNREACH` when there is none. Any context.
-    pub(crate) fn lookup<R: super::UdpReceiver>(
-        sock: &super::UdpTunnel<R>,
-        ndev: &NetDevice,
-        saddr: &[u8; 16],
-        daddr: &[u8; 16],
-    ) -> Result<Self> {
-        // SAFETY: The socket and `ndev` are valid; the addresses are 16 bytes each. The helper
-        // returns a held route or an `ERR_PTR`.
-        let dst = unsafe {
-            bindings::rrxe_helper_route6(sock.sk(), ndev.as_raw(), saddr.as_ptr(), daddr.as_ptr())
-        };
+    /// Looks up the route from `saddr` to `daddr` out of `ndev` (for UDP: no socket takes
+    /// part, as for IPv4). `EHOSTUNREACH` when there is none. Any context.
+    pub(crate) fn lookup(ndev: &NetDevice, saddr: &[u8; 16], daddr: &[u8; 16]) -> Result<Self> {
+        // SAFETY: `ndev` is valid; the addresses are 16 bytes each. The helper returns a held
+        // route or an `ERR_PTR`.
+        let dst =
+            unsafe { bindings::rrxe_helper_route6(ndev.as_raw(), saddr.as_ptr(), daddr.as_ptr()) };
         let dst =
             kernel::error::from_err_ptr(dst).map_err(|_| crate::kernel_ext::ehostunreach())?;
         Ok(Self {

@@ -10,10 +10,7 @@ use super::{
     SkBuff, //
 };
 use crate::bindings;
-use core::{
-    marker::PhantomData,
-    ptr::NonNull, //
-};
+use core::ptr::NonNull;
 use kernel::prelude::*;
 
 /// Receives the datagrams of a [`UdpTunnel`], in softirq context.
@@ -22,21 +19,22 @@ pub(crate) trait UdpReceiver: 'static {
     fn receive(skb: SkBuff);
 }
 
-/// A UDP tunnel socket bound to a port in a network namespace, closed on drop.
+/// A UDP tunnel socket bound to a port in a network namespace, closed on drop. It holds no
+/// reference on the namespace: see [`super::NetnsTunnel`], which closes it when the namespace
+/// goes.
 ///
 /// # Invariants
 ///
-/// `sk` is the sock of a kernel socket set up as a UDP tunnel whose `encap_rcv` is `rcv::<R>`; it is
-/// released once, on drop.
-pub(crate) struct UdpTunnel<R: UdpReceiver> {
+/// `sk` is the sock of a kernel socket set up as a UDP tunnel whose `encap_rcv` is `rcv::<R>`
+/// for the `R` it was opened with; it is released once, on drop.
+pub(crate) struct UdpTunnel {
     sk: NonNull<bindings::sock>,
-    _r: PhantomData<fn() -> R>,
 }
 
 // SAFETY: The socket is only released (any process context) through `&mut`.
-unsafe impl<R: UdpReceiver> Send for UdpTunnel<R> {}
+unsafe impl Send for UdpTunnel {}
 // SAFETY: `&UdpTunnel` gives no access to the socket.
-unsafe impl<R: UdpReceiver> Sync for UdpTunnel<R> {}
+unsafe impl Sync for UdpTunnel {}
 
 /// The `encap_rcv` callback.
 ///
@@ -54,10 +52,10 @@ unsafe extern "C" fn rcv<R: UdpReceiver>(
     0
 }
 
-impl<R: UdpReceiver> UdpTunnel<R> {
+impl UdpTunnel {
     /// Opens a tunnel socket on UDP `port` in the network namespace of `ndev` (IPv6-only when
-    /// `ipv6`). Process context.
-    pub(crate) fn open(ndev: &NetDevice, port: u16, ipv6: bool) -> Result<Self> {
+    /// `ipv6`) whose datagrams go to `R`. Process context.
+    pub(crate) fn open<R: UdpReceiver>(ndev: &NetDevice, port: u16, ipv6: bool) -> Result<Self> {
         let mut sock = core::ptr::null_mut();
         // SAFETY: `ndev` is valid, so is its namespace; on success the helper stores a new
         // socket in `sock` set up with `rcv::<R>`, which stays valid for the socket's life.
@@ -70,19 +68,11 @@ impl<R: UdpReceiver> UdpTunnel<R> {
         let sk = unsafe { (*sock).sk };
         Ok(Self {
             sk: NonNull::new(sk).ok_or(ENOMEM)?,
-            _r: PhantomData,
         })
     }
 }
 
-impl<R: UdpReceiver> UdpTunnel<R> {
-    /// The socket, for route lookups of the abstraction layer.
-    pub(super) fn sk(&self) -> *mut bindings::sock {
-        self.sk.as_ptr()
-    }
-}
-
-impl<R: UdpReceiver> Drop for UdpTunnel<R> {
+impl Drop for UdpTunnel {
     fn drop(&mut self) {
         // SAFETY: By the type invariant the socket is ours and released only here; the UDP
         // layer waits for receivers in flight (RCU) before it is freed.

@@ -1,38 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The UDP port 4791 sockets of a network namespace: IPv4, and IPv6 where the namespace has it.
-//! All rrxe devices of a namespace share one [`Tunnels`]; received datagrams find their device
+//! All rrxe devices of a namespace share them ([`NetnsTunnel`]); they close with the last of
+//! those devices, or when the namespace goes away first. Received datagrams find their device
 //! by the netdev they arrived on, not by the socket.
 
 use super::Receiver;
 use crate::{
     net::{
         NetDevice,
-        UdpTunnel, //
+        NetnsTunnel, //
     },
     proto::hdr::ROCE_V2_UDP_PORT,
 };
 use kernel::prelude::*;
 
-/// The tunnel sockets of one network namespace.
-pub(crate) struct Tunnels {
-    _v4: UdpTunnel<Receiver>,
-    v6: Option<UdpTunnel<Receiver>>,
-}
+/// A device's share of the tunnel sockets of its network namespace.
+pub(crate) struct Tunnels(NetnsTunnel);
 
 impl Tunnels {
-    /// Opens the sockets in the namespace of `ndev`. IPv4 must work; IPv6 is optional (a
-    /// kernel or namespace without IPv6 only loses IPv6 GIDs).
+    /// The sockets of the namespace of `ndev`, opened if no rrxe device there has them yet.
+    /// IPv4 must work; IPv6 is optional (a kernel or namespace without IPv6 only loses IPv6
+    /// GIDs). Process context.
     pub(crate) fn open(ndev: &NetDevice) -> Result<Self> {
-        let v4 = UdpTunnel::open(ndev, ROCE_V2_UDP_PORT, false)?;
-        let v6 = UdpTunnel::open(ndev, ROCE_V2_UDP_PORT, true)
-            .inspect_err(|e| pr_info!("no IPv6 RoCE socket in this namespace: {:?}\n", e))
-            .ok();
-        Ok(Self { _v4: v4, v6 })
+        NetnsTunnel::get::<Receiver>(ndev, ROCE_V2_UDP_PORT).map(Self)
     }
 
-    /// The IPv6 socket, for route lookups.
-    pub(crate) fn v6(&self) -> Option<&UdpTunnel<Receiver>> {
-        self.v6.as_ref()
+    /// Whether the namespace has an IPv6 socket (IPv6 RoCE packets can be received).
+    pub(crate) fn has_ipv6(&self) -> bool {
+        self.0.has_ipv6()
     }
 }

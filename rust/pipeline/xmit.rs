@@ -139,11 +139,10 @@ fn send_ipv6(
     av: &AddressVector,
     src_port: u16,
 ) -> Result<Route6> {
-    let sock = dev
-        .tunnels()
-        .v6()
-        .ok_or(crate::kernel_ext::ehostunreach())?;
-    let rt = Route6::lookup(sock, dev.netdev(), &av.sgid, &av.dgid)?;
+    if !dev.tunnels().has_ipv6() {
+        return Err(crate::kernel_ext::ehostunreach());
+    }
+    let rt = Route6::lookup(dev.netdev(), &av.sgid, &av.dgid)?;
     push_udp(skb, src_port)?;
     let payload = u16::try_from(skb.len()).map_err(|_| EINVAL)?;
     {

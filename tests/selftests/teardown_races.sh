@@ -5,11 +5,16 @@
 #     namespace's UDP sockets go), while an RC pingpong runs through that device;
 #  2. the device's netdev deleted under a running pingpong, in the initial namespace (the
 #     deletion waits for the users, who are killed while it is under way);
-#  3. the module removed right after processes using it were killed mid-transfer.
+#  3. the module removed right after processes using it were killed mid-transfer;
+#  4. a namespace deleted while its device is held open from this namespace: the NIC goes back
+#     to this namespace, the device's removal waits for its user, and the namespace is
+#     dismantled meanwhile; its UDP sockets close with it (a socket released later would reach
+#     a dismantled namespace: KASAN on the debug kernel).
 # Each round must leave no device and a clean kernel (vm-run checks the log: KASAN, lockdep,
 # kmemleak, lockups, a destroy stuck on references). TEARDOWN_ROUNDS sets the rounds (default 2).
 . "$(dirname "$0")/lib.sh"
-pids=
+need_bin verbs_hold
+pids= hold=
 stop() {
 	[ -n "$pids" ] && kill -9 $pids 2>/dev/null
 	# `timeout` runs the pingpong as its child: kill that too (a live user keeps the device,
@@ -21,6 +26,7 @@ stop() {
 }
 cleanup() {
 	stop
+	[ -n "$hold" ] && kill "$hold" 2>/dev/null
 	ip netns del rrtd 2>/dev/null
 	ip link del tdb 2>/dev/null
 	ip link del tdd 2>/dev/null
@@ -91,5 +97,26 @@ for r in $(seq 1 "$rounds"); do
 	rdma link delete "$DEV" 2>/dev/null
 	check "round $r: unload after the users died" wait_for 20 modprobe -r "$MOD"
 	modprobe "$MOD" 2>/dev/null || true
+
+	# 4. A namespace freed while a user elsewhere holds its device.
+	nic_up
+	ip netns add rrtd
+	check "round $r: $NIC into a namespace" ip link set "$NIC" netns rrtd
+	ip -n rrtd link set "$NIC" up
+	ip -n rrtd addr add 10.0.2.15/24 dev "$NIC"
+	check "round $r: add ${DEV}m there" ip netns exec rrtd rdma link add "${DEV}m" \
+		type "$TYPE" netdev "$NIC"
+	"$BIN/verbs_hold" "${DEV}m" 60 &
+	hold=$!
+	sleep 1
+	ip netns del rrtd
+	check "round $r: $NIC back here" wait_for 20 ip link show "$NIC"
+	# Namespace cleanup runs in a work item: give it time to free the namespace.
+	sleep 4
+	test -e "/sys/class/infiniband/${DEV}m" && diag "round $r: ${DEV}m waits for its user"
+	kill "$hold"
+	wait "$hold" 2>/dev/null
+	check "round $r: then goes" wait_for 30 bash -c "! test -e /sys/class/infiniband/${DEV}m"
+	nic_up
 done
 exit 0
