@@ -23,6 +23,10 @@
  *                    QP's max_recv_sge (and 0xffffffff), then a SEND: the QP reports an error
  *                    (error completion or ERR), it does not drop the WQE and answer RNR.
  *                    rrxe only: the C rxe reads user receive WQEs unchecked.
+ *   destroy_retrying, mw_bind_dereg, ah_other_pd
+ *                    object lifetimes and ownership (attack_races.h).
+ *   qp_ring          RC QPs connected in a ring, whose crossed ACKs make each delivery
+ *                    start the next QP's sends: no nesting per hop (attack_pipeline.h).
  *
  * Usage: verbs_attack DEVICE GID_INDEX [--rxe-compatible] [SUBTEST...]
  *   Runs the named subtests (default: all), each ending with a "# ok: subtest NAME" or
@@ -493,6 +497,7 @@ static void bad_recv_wqe(void)
 }
 
 #include "attack_races.h"
+#include "attack_pipeline.h"
 
 static const struct {
 	const char *name;
@@ -506,6 +511,7 @@ static const struct {
 	/* C rxe lets such a bind take a reference to the region being deregistered: its dereg
 	 * then waits 50 s, WARNs and faults (seen on 7.2). */
 	{ "mw_bind_dereg", mw_bind_dereg, 1 }, { "ah_other_pd", ah_other_pd, 0 },
+	{ "qp_ring", qp_ring, 0 },
 };
 #define N_SUBTESTS (int)(sizeof(subtests) / sizeof(subtests[0]))
 
