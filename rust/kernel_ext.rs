@@ -3,6 +3,7 @@
 //! Abstractions over kernel facilities that the `kernel` crate does not wrap yet: notifier
 //! chains, module load events and a driver-wide mutex defined in C.
 
+mod crc;
 mod errno;
 mod irq;
 mod link_lock;
@@ -11,6 +12,7 @@ mod notifier;
 mod random;
 mod trace;
 
+pub(crate) use crc::crc32_le;
 pub(crate) use errno::{
     ehostunreach,
     eopnotsupp, //

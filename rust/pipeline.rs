@@ -16,6 +16,7 @@
 //! What is left goes to the QPs' deferred kicks (a work item on the BH workqueue).
 
 mod completer;
+mod crc;
 mod direct;
 mod gate;
 mod mem;

@@ -3,6 +3,7 @@
  * Headers fed to bindgen for rrxe's own bindings module (rust/bindings.rs).
  */
 #include <linux/module.h>
+#include <linux/crc32.h>
 #include <linux/netdevice.h>
 #include <linux/notifier.h>
 #include <linux/vmalloc.h>

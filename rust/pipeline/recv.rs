@@ -6,6 +6,7 @@
 //! counted drop with its reason.
 
 use super::{
+    crc::Icrc,
     drop_packet,
     responder::GRH_LEN,
     DropReason,
@@ -29,7 +30,6 @@ use crate::{
             Bth,
             MULTICAST_QPN, //
         },
-        icrc,
         packet, //
     },
 };
@@ -111,9 +111,9 @@ fn strip_ip_udp(skb: &mut SkBuff) -> Result<[u8; GRH_LEN], DropReason> {
     }
     let ok = if l3 == 20 {
         let ip: &[u8; 20] = grh[20..].try_into().map_err(|_| DropReason::Malformed)?;
-        icrc::verify_ipv4(ip, udp, transport).is_ok()
+        Icrc::verify_ipv4(ip, udp, transport).is_ok()
     } else {
-        icrc::verify_ipv6(&grh, udp, transport).is_ok()
+        Icrc::verify_ipv6(&grh, udp, transport).is_ok()
     };
     if !ok {
         return Err(DropReason::BadIcrc);

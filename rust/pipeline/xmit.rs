@@ -5,6 +5,7 @@
 //! ICRC work, the packet never leaves the host), or over IPv4/UDP port 4791 with the ICRC.
 
 use super::{
+    crc::Icrc,
     recv,
     Kicks,
     TxItem, //
@@ -116,16 +117,16 @@ fn write_icrc(skb: &mut SkBuff, l3: usize) -> Result {
     let crc = if l3 == 20 {
         let ip: &[u8; 20] = hdrs[..20].try_into().map_err(|_| EINVAL)?;
         if rxe_flush {
-            icrc::rxe_flush_icrc_ipv4(ip, udp, transport)
+            Icrc::rxe_flush_ipv4(ip, udp, transport)
         } else {
-            icrc::icrc_ipv4(ip, udp, transport)
+            Icrc::of_ipv4(ip, udp, transport)
         }
     } else {
         let ip: &[u8; 40] = hdrs[..40].try_into().map_err(|_| EINVAL)?;
         if rxe_flush {
-            icrc::rxe_flush_icrc_ipv6(ip, udp, transport)
+            Icrc::rxe_flush_ipv6(ip, udp, transport)
         } else {
-            icrc::icrc_ipv6(ip, udp, transport)
+            Icrc::of_ipv6(ip, udp, transport)
         }
     };
     rest[covered..].copy_from_slice(&icrc::icrc_to_wire(crc));

@@ -80,22 +80,52 @@ const fn crc32_feed(mut reg: u32, data: &[u8]) -> u32 {
     reg
 }
 
-/// An incremental IEEE 802.3 CRC-32, for data that arrives in several pieces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Crc32 {
-    /// The CRC register: all ones initially, not yet inverted.
-    reg: u32,
+/// How bytes are folded into a CRC-32 register (no inversion at either end): the byte table
+/// here, which the host tests use as the reference, or an accelerated implementation of the
+/// same function (the kernel's `crc32_le`, which folds with carry-less multiplication).
+pub(crate) trait Crc32Engine {
+    /// Advances the register `reg` over `data`.
+    fn feed(reg: u32, data: &[u8]) -> u32;
 }
 
-impl Crc32 {
+/// The byte-at-a-time table CRC-32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TableCrc32;
+
+impl Crc32Engine for TableCrc32 {
+    fn feed(reg: u32, data: &[u8]) -> u32 {
+        crc32_feed(reg, data)
+    }
+}
+
+/// An incremental IEEE 802.3 CRC-32, for data that arrives in several pieces, computed by `E`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Crc32With<E: Crc32Engine> {
+    /// The CRC register: all ones initially, not yet inverted.
+    reg: u32,
+    _engine: core::marker::PhantomData<E>,
+}
+
+/// The CRC-32 computed by the table.
+pub(crate) type Crc32 = Crc32With<TableCrc32>;
+
+impl<E: Crc32Engine> Crc32With<E> {
     /// Starts a CRC-32 computation.
     pub(crate) const fn new() -> Self {
-        Self { reg: !0 }
+        Self::from_register(!0)
+    }
+
+    /// Continues a computation from the raw register `reg`.
+    const fn from_register(reg: u32) -> Self {
+        Self {
+            reg,
+            _engine: core::marker::PhantomData,
+        }
     }
 
     /// Feeds `data` into the computation.
     pub(crate) fn update(&mut self, data: &[u8]) {
-        self.reg = crc32_feed(self.reg, data);
+        self.reg = E::feed(self.reg, data);
     }
 
     /// Returns the CRC-32 of all data fed so far; the computation may continue afterwards.
@@ -109,7 +139,7 @@ impl Crc32 {
     }
 }
 
-impl Default for Crc32 {
+impl<E: Crc32Engine> Default for Crc32With<E> {
     fn default() -> Self {
         Self::new()
     }
@@ -122,16 +152,20 @@ pub(crate) fn crc32(data: &[u8]) -> u32 {
     crc.finish()
 }
 
-/// An incremental ICRC computation over a packet whose transport part is scattered in pieces.
+/// An incremental ICRC computation over a packet whose transport part is scattered in pieces,
+/// with the CRC-32 computed by `E`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Icrc {
+pub(crate) struct IcrcWith<E: Crc32Engine> {
     /// The CRC over the masked headers and the transport bytes fed so far.
-    crc: Crc32,
+    crc: Crc32With<E>,
     /// How many transport packet bytes have been fed so far.
     transport_len: usize,
 }
 
-impl Icrc {
+/// The ICRC computed by the table.
+pub(crate) type Icrc = IcrcWith<TableCrc32>;
+
+impl<E: Crc32Engine> IcrcWith<E> {
     /// Starts the ICRC of an IPv4 packet from its IP header (options excluded) and UDP header.
     pub(crate) fn ipv4(ip_hdr: &[u8; IPV4_HDR_LEN], udp_hdr: &[u8; UDP_HDR_LEN]) -> Self {
         let mut ip = *ip_hdr;
@@ -164,7 +198,7 @@ impl Icrc {
         // Checksum.
         udp[6] = 0xff;
         udp[7] = 0xff;
-        let mut crc = Crc32 { reg: LRH_SEED };
+        let mut crc = Crc32With::from_register(LRH_SEED);
         crc.update(masked_ip);
         crc.update(&udp);
         Self {
@@ -204,30 +238,114 @@ impl Icrc {
     }
 }
 
-/// Returns the ICRC of an IPv4 RoCEv2 packet.
-///
-/// `transport` runs from the BTH through the pad and excludes the ICRC.
+impl<E: Crc32Engine> IcrcWith<E> {
+    /// Returns the ICRC of an IPv4 RoCEv2 packet.
+    ///
+    /// `transport` runs from the BTH through the pad and excludes the ICRC.
+    pub(crate) fn of_ipv4(
+        ip_hdr: &[u8; IPV4_HDR_LEN],
+        udp_hdr: &[u8; UDP_HDR_LEN],
+        transport: &[u8],
+    ) -> u32 {
+        let mut icrc = Self::ipv4(ip_hdr, udp_hdr);
+        icrc.update(transport);
+        icrc.finish()
+    }
+
+    /// Returns the ICRC of an IPv6 RoCEv2 packet.
+    ///
+    /// `transport` runs from the BTH through the pad and excludes the ICRC.
+    pub(crate) fn of_ipv6(
+        ip_hdr: &[u8; IPV6_HDR_LEN],
+        udp_hdr: &[u8; UDP_HDR_LEN],
+        transport: &[u8],
+    ) -> u32 {
+        let mut icrc = Self::ipv6(ip_hdr, udp_hdr);
+        icrc.update(transport);
+        icrc.finish()
+    }
+
+    /// Finishes the computation over `transport` the way C rxe does for an RC FLUSH.
+    ///
+    /// rxe's opcode table gives FLUSH no payload offset, so the payload rxe adds to the CRC
+    /// (`payload_addr()`, `payload_size()` in `rxe_icrc.c`) starts at the BTH itself: after the
+    /// headers it covers the whole transport packet once more, unmasked. rxe both sends and
+    /// expects this value; IBA-conformant peers compute [`Self::of_ipv4`] / [`Self::of_ipv6`].
+    fn finish_rxe_flush(mut self, transport: &[u8]) -> u32 {
+        self.update(transport);
+        self.crc.update(transport);
+        self.finish()
+    }
+
+    /// Returns the ICRC C rxe puts on an IPv4 RC FLUSH ([`Self::finish_rxe_flush`]).
+    pub(crate) fn rxe_flush_ipv4(
+        ip_hdr: &[u8; IPV4_HDR_LEN],
+        udp_hdr: &[u8; UDP_HDR_LEN],
+        transport: &[u8],
+    ) -> u32 {
+        Self::ipv4(ip_hdr, udp_hdr).finish_rxe_flush(transport)
+    }
+
+    /// Returns the ICRC C rxe puts on an IPv6 RC FLUSH ([`Self::finish_rxe_flush`]).
+    pub(crate) fn rxe_flush_ipv6(
+        ip_hdr: &[u8; IPV6_HDR_LEN],
+        udp_hdr: &[u8; UDP_HDR_LEN],
+        transport: &[u8],
+    ) -> u32 {
+        Self::ipv6(ip_hdr, udp_hdr).finish_rxe_flush(transport)
+    }
+
+    /// Checks the ICRC that ends the IPv4 RoCEv2 transport packet `pkt` (BTH through ICRC). An
+    /// RC FLUSH may also carry C rxe's ICRC ([`Self::rxe_flush_ipv4`]).
+    pub(crate) fn verify_ipv4(
+        ip_hdr: &[u8; IPV4_HDR_LEN],
+        udp_hdr: &[u8; UDP_HDR_LEN],
+        pkt: &[u8],
+    ) -> Result<(), Error> {
+        let (covered, carried) = split_icrc(pkt)?;
+        if Self::of_ipv4(ip_hdr, udp_hdr, covered) == carried
+            || (is_rc_flush(covered) && Self::rxe_flush_ipv4(ip_hdr, udp_hdr, covered) == carried)
+        {
+            Ok(())
+        } else {
+            Err(Error::BadIcrc)
+        }
+    }
+
+    /// Checks the ICRC that ends the IPv6 RoCEv2 transport packet `pkt` (BTH through ICRC). An
+    /// RC FLUSH may also carry C rxe's ICRC ([`Self::rxe_flush_ipv6`]).
+    pub(crate) fn verify_ipv6(
+        ip_hdr: &[u8; IPV6_HDR_LEN],
+        udp_hdr: &[u8; UDP_HDR_LEN],
+        pkt: &[u8],
+    ) -> Result<(), Error> {
+        let (covered, carried) = split_icrc(pkt)?;
+        if Self::of_ipv6(ip_hdr, udp_hdr, covered) == carried
+            || (is_rc_flush(covered) && Self::rxe_flush_ipv6(ip_hdr, udp_hdr, covered) == carried)
+        {
+            Ok(())
+        } else {
+            Err(Error::BadIcrc)
+        }
+    }
+}
+
+/// [`IcrcWith::of_ipv4`] by the table.
 pub(crate) fn icrc_ipv4(
     ip_hdr: &[u8; IPV4_HDR_LEN],
     udp_hdr: &[u8; UDP_HDR_LEN],
     transport: &[u8],
 ) -> u32 {
-    let mut icrc = Icrc::ipv4(ip_hdr, udp_hdr);
-    icrc.update(transport);
-    icrc.finish()
+    Icrc::of_ipv4(ip_hdr, udp_hdr, transport)
 }
 
-/// Returns the ICRC of an IPv6 RoCEv2 packet.
-///
-/// `transport` runs from the BTH through the pad and excludes the ICRC.
+/// [`IcrcWith::of_ipv6`] by the table.
 pub(crate) fn icrc_ipv6(
     ip_hdr: &[u8; IPV6_HDR_LEN],
     udp_hdr: &[u8; UDP_HDR_LEN],
     transport: &[u8],
 ) -> u32 {
-    let mut icrc = Icrc::ipv6(ip_hdr, udp_hdr);
-    icrc.update(transport);
-    icrc.finish()
+    Icrc::of_ipv6(ip_hdr, udp_hdr, transport)
 }
 
 /// The BTH opcode of RC FLUSH, the one packet C rxe computes a different ICRC for.
@@ -238,34 +356,22 @@ pub(crate) fn is_rc_flush(transport: &[u8]) -> bool {
     transport.first() == Some(&RC_FLUSH)
 }
 
-/// Finishes `icrc` over `transport` the way C rxe does for an RC FLUSH.
-///
-/// rxe's opcode table gives FLUSH no payload offset, so the payload rxe adds to the CRC
-/// (`payload_addr()`, `payload_size()` in `rxe_icrc.c`) starts at the BTH itself: after the
-/// headers it covers the whole transport packet once more, unmasked. rxe both sends and expects
-/// this value; IBA-conformant peers compute [`icrc_ipv4`] / [`icrc_ipv6`].
-fn finish_rxe_flush(mut icrc: Icrc, transport: &[u8]) -> u32 {
-    icrc.update(transport);
-    icrc.crc.update(transport);
-    icrc.finish()
-}
-
-/// Returns the ICRC C rxe puts on an IPv4 RC FLUSH ([`finish_rxe_flush`]).
+/// [`IcrcWith::rxe_flush_ipv4`] by the table.
 pub(crate) fn rxe_flush_icrc_ipv4(
     ip_hdr: &[u8; IPV4_HDR_LEN],
     udp_hdr: &[u8; UDP_HDR_LEN],
     transport: &[u8],
 ) -> u32 {
-    finish_rxe_flush(Icrc::ipv4(ip_hdr, udp_hdr), transport)
+    Icrc::rxe_flush_ipv4(ip_hdr, udp_hdr, transport)
 }
 
-/// Returns the ICRC C rxe puts on an IPv6 RC FLUSH ([`finish_rxe_flush`]).
+/// [`IcrcWith::rxe_flush_ipv6`] by the table.
 pub(crate) fn rxe_flush_icrc_ipv6(
     ip_hdr: &[u8; IPV6_HDR_LEN],
     udp_hdr: &[u8; UDP_HDR_LEN],
     transport: &[u8],
 ) -> u32 {
-    finish_rxe_flush(Icrc::ipv6(ip_hdr, udp_hdr), transport)
+    Icrc::rxe_flush_ipv6(ip_hdr, udp_hdr, transport)
 }
 
 /// Returns the bytes that carry the ICRC value `icrc` on the wire: little-endian order.
@@ -284,36 +390,20 @@ pub(crate) fn split_icrc(pkt: &[u8]) -> Result<(&[u8], u32), Error> {
     Ok((covered, icrc_from_wire(*icrc)))
 }
 
-/// Checks the ICRC that ends the IPv4 RoCEv2 transport packet `pkt` (BTH through ICRC). An
-/// RC FLUSH may also carry C rxe's ICRC ([`rxe_flush_icrc_ipv4`]).
+/// [`IcrcWith::verify_ipv4`] by the table.
 pub(crate) fn verify_ipv4(
     ip_hdr: &[u8; IPV4_HDR_LEN],
     udp_hdr: &[u8; UDP_HDR_LEN],
     pkt: &[u8],
 ) -> Result<(), Error> {
-    let (covered, carried) = split_icrc(pkt)?;
-    if icrc_ipv4(ip_hdr, udp_hdr, covered) == carried
-        || (is_rc_flush(covered) && rxe_flush_icrc_ipv4(ip_hdr, udp_hdr, covered) == carried)
-    {
-        Ok(())
-    } else {
-        Err(Error::BadIcrc)
-    }
+    Icrc::verify_ipv4(ip_hdr, udp_hdr, pkt)
 }
 
-/// Checks the ICRC that ends the IPv6 RoCEv2 transport packet `pkt` (BTH through ICRC). An
-/// RC FLUSH may also carry C rxe's ICRC ([`rxe_flush_icrc_ipv6`]).
+/// [`IcrcWith::verify_ipv6`] by the table.
 pub(crate) fn verify_ipv6(
     ip_hdr: &[u8; IPV6_HDR_LEN],
     udp_hdr: &[u8; UDP_HDR_LEN],
     pkt: &[u8],
 ) -> Result<(), Error> {
-    let (covered, carried) = split_icrc(pkt)?;
-    if icrc_ipv6(ip_hdr, udp_hdr, covered) == carried
-        || (is_rc_flush(covered) && rxe_flush_icrc_ipv6(ip_hdr, udp_hdr, covered) == carried)
-    {
-        Ok(())
-    } else {
-        Err(Error::BadIcrc)
-    }
+    Icrc::verify_ipv6(ip_hdr, udp_hdr, pkt)
 }
