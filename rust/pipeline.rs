@@ -319,7 +319,10 @@ fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
         worked |= r.progressed;
         fatal |= r.fatal;
     }
-    fatal |= completer::complete_done(qp, &snap);
+    let retired = completer::complete_done(qp, &snap);
+    // Retiring makes room in the tracking window: the requester may start more.
+    worked |= retired.any;
+    fatal |= retired.failed;
     worked |= !out.items.is_empty();
     out.send_all(qp, kicks);
     if fatal {

@@ -317,11 +317,20 @@ pub(crate) fn on_timer(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> CompOutcome {
     out
 }
 
+/// What [`complete_done`] did.
+pub(crate) struct Retired {
+    /// WQEs were retired: the tracking window has room again.
+    pub(crate) any: bool,
+    /// One failed: the QP must move to ERR.
+    pub(crate) failed: bool,
+}
+
 /// Retires finished WQEs in order: pops them from the send ring and writes completions for
 /// the signaled and the failed ones (outside the send lock: a kernel consumer's completion
-/// handler may post again). Returns `true` when one failed (the QP must move to ERR).
-pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> bool {
+/// handler may post again).
+pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> Retired {
     let pipe = qp.pipe();
+    let mut any = false;
     loop {
         let mut batch = [None; 16];
         let mut n = 0;
@@ -369,11 +378,9 @@ pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> bool {
                 }
             }
         }
-        if failed {
-            return true;
-        }
-        if n < batch.len() {
-            return false;
+        any |= n > 0;
+        if failed || n < batch.len() {
+            return Retired { any, failed };
         }
     }
 }

@@ -7,7 +7,7 @@
 # Runs ibv_rc_pingpong with data checking (up to 64 KiB messages), ibv_uc_pingpong and
 # ibv_ud_pingpong (data checked), verbs_remote (ATOMIC_WRITE, FLUSH, atomics, memory windows,
 # SEND_WITH_INV; checked by RDMA READ), ib_write_bw, ib_read_bw and ib_send_bw at 64 KiB, an RC
-# READ and a UC WRITE of 32 MiB (32768 packets each); then,
+# READ and a UC WRITE of 32 MiB (32768 packets each, NETNS_LONG_MB); then,
 # with netem losing, reordering, duplicating and delaying packets both ways, ibv_rc_pingpong
 # must still deliver every byte intact (UC/UD may legitimately stall under loss: not run).
 # After the first RC run every run is made; the test fails naming the runs that did not pass.
@@ -141,10 +141,12 @@ xrun remote_ops 30 -g "$BIN/verbs_remote"
 for tool in ib_write_bw ib_read_bw ib_send_bw; do
 	xrun "$tool" 60 -x $tool -s 65536 -n 50 -F --report_gbits
 done
-# Messages of 32768 packets: more than a run of the pipeline sends (1024 passes), so the QP
-# must carry on by itself (UC has no timer to wake it; a READ's responses come in one go).
-xrun long_read 90 -x ib_read_bw -s 33554432 -n 5 -F --report_gbits
-xrun long_uc_write 90 -x ib_write_bw -c UC -s 33554432 -n 5 -F --report_gbits
+# Messages of 32768 packets (NETNS_LONG_MB, default 32): far more than a run of the pipeline
+# sends, so the QP must carry on by itself (UC has no timer to wake it; a READ's responses
+# come in one go and must not overrun the peer's backlog).
+long=$((${NETNS_LONG_MB:-32} * 1048576))
+xrun long_read 90 -x ib_read_bw -s $long -n 5 -F --report_gbits
+xrun long_uc_write 90 -x ib_write_bw -c UC -s $long -n 5 -F --report_gbits
 
 NETEM="netem loss 2% reorder 25% 50% duplicate 2% delay 1ms"
 if [ ${#failed[@]} -gt 0 ]; then

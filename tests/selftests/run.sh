@@ -57,7 +57,8 @@ declare -A EST=(
 EST_DEFAULT=120
 if [ "$SUBSET" = debug ]; then
 	# Every operation once, not the sweeps: the debug kernel under TCG is 10-70x slower.
-	export PERFTEST_QUICK=1 HOSTILE_COUNT=1000 FUZZ_SECONDS=30 PFUZZ_COUNT=1000 TEARDOWN_ROUNDS=1
+	export PERFTEST_QUICK=1 HOSTILE_COUNT=1000 FUZZ_SECONDS=30 PFUZZ_COUNT=1000 TEARDOWN_ROUNDS=1 \
+		NETNS_LONG_MB=2
 fi
 if [ $# -gt 0 ]; then
 	TESTS="$*"
