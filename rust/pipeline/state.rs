@@ -469,3 +469,47 @@ impl QpPipe {
         })
     }
 }
+
+#[kernel::prelude::kunit_tests(rrxe_pipeline_state)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tracking_state_is_sized_by_what_can_be_outstanding() {
+        // A send queue of 2^15 slots of 32 SGEs: the window and the sinks stay small.
+        let pipe = QpPipe::new(1 << 15, 576, 32, 64, 1).unwrap();
+        let st = pipe.send.lock();
+        assert_eq!(st.track.len(), TRACK_WINDOW);
+        assert_eq!(st.sinks.slots, crate::limits::MAX_QP_RD_ATOM as usize);
+        assert_eq!(st.sinks.sges.len(), st.sinks.slots * 32);
+        drop(st);
+        // A small queue: no more entries than slots.
+        let pipe = QpPipe::new(16, 64, 1, 64, 1).unwrap();
+        let st = pipe.send.lock();
+        assert_eq!(st.track.len(), 16);
+        assert_eq!(st.sinks.slots, 16);
+    }
+
+    #[test]
+    fn sinks_are_taken_in_order_and_retired_oldest_first() {
+        let mut s = ReadSinks::new(2, 2).unwrap();
+        let sge = |a: u64| Sge {
+            addr: a,
+            length: 8,
+            lkey: 1,
+        };
+        let a = s.take(0, |k| Some(sge(10 + u64::from(k))), 2).unwrap();
+        let b = s.take(1, |k| Some(sge(20 + u64::from(k))), 1).unwrap();
+        // Both sinks in use: none is free.
+        assert!(s.take(2, |_| Some(sge(0)), 1).is_none());
+        // More SGEs than a sink holds.
+        assert!(s.take(0, |_| Some(sge(0)), 3).is_none());
+        assert_eq!(s.get(a), &[sge(10), sge(11)]);
+        assert_eq!(s.get(b), &[sge(20)]);
+        s.retire_oldest();
+        // The oldest is free again: the next one takes it, the newer one is untouched.
+        let c = s.take(1, |_| Some(sge(30)), 1).unwrap();
+        assert_eq!(s.get(c), &[sge(30)]);
+        assert_eq!(s.get(b), &[sge(20)]);
+    }
+}
