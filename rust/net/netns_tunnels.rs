@@ -209,6 +209,11 @@ impl PinnedDrop for NetnsTunnels {
         // SAFETY: By the type invariant `ops` is registered. Unregistering runs the exit hook
         // for every namespace, so no socket stays open.
         unsafe { bindings::unregister_pernet_subsys(self.ops.get()) };
+        // A static is never dropped: free the table's buffer (and anything left) before the
+        // module's memory goes.
+        if let Some(table) = table() {
+            drop(core::mem::replace(&mut *table.lock(), KVec::new()));
+        }
         REGISTERED.store(false, Ordering::Release);
     }
 }
