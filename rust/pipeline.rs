@@ -24,6 +24,7 @@ mod recv;
 mod requester;
 mod responder;
 mod rkey;
+mod sinks;
 pub(crate) mod state;
 mod tunnel;
 mod xmit;
