@@ -14,6 +14,8 @@
 
 #[path = "proto/cqe.rs"]
 pub(crate) mod cqe;
+#[path = "proto/gso.rs"]
+pub(crate) mod gso;
 #[path = "proto/hdr.rs"]
 pub(crate) mod hdr;
 #[path = "proto/icrc.rs"]

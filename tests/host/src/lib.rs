@@ -19,6 +19,8 @@ mod tests_cqe;
 #[path = "fuzz/mod.rs"]
 mod tests_fuzz;
 #[cfg(test)]
+mod tests_gso;
+#[cfg(test)]
 mod tests_hdr;
 #[cfg(test)]
 mod tests_icrc;
