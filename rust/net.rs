@@ -34,7 +34,8 @@ pub(crate) use route::{
 };
 pub(crate) use skb::{
     SkBuff,
-    SkbQueue, //
+    SkbQueue,
+    SkbWriter, //
 };
 pub(crate) use udp_tunnel::{
     UdpReceiver,

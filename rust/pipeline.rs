@@ -166,9 +166,7 @@ impl Outbox {
 
     fn send_all(&mut self, qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
         self.sent = self.sent.saturating_add(self.items.len() as u32);
-        for item in self.items.drain_all() {
-            xmit::send(qp.device(), item, kicks);
-        }
+        xmit::send_batch(qp.device(), &mut self.items, kicks);
     }
 }
 
@@ -312,7 +310,12 @@ fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
             break;
         };
         worked = true;
-        fatal |= handle(qp, &snap, &mut skb, out);
+        let h = handle(qp, &snap, &mut skb, out);
+        fatal |= h.fatal;
+        if !h.dropped {
+            // Drop monitors see only the packets dropped (and counted) above.
+            skb.consume();
+        }
     }
     responder::flush_ack(qp, &snap, out);
     if !fatal {
@@ -332,19 +335,40 @@ fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
     worked
 }
 
-/// Handles one received packet; `true` when the QP must move to ERR.
-fn handle(qp: &Qp<RrxeDevice>, snap: &state::Snapshot, skb: &mut SkBuff, out: &mut Outbox) -> bool {
+/// What became of a received packet.
+#[derive(Default)]
+struct Handled {
+    /// The QP must move to ERR.
+    fatal: bool,
+    /// The packet was dropped (and counted).
+    dropped: bool,
+}
+
+impl Handled {
+    const DROPPED: Self = Self {
+        fatal: false,
+        dropped: true,
+    };
+}
+
+/// Handles one received packet.
+fn handle(
+    qp: &Qp<RrxeDevice>,
+    snap: &state::Snapshot,
+    skb: &mut SkBuff,
+    out: &mut Outbox,
+) -> Handled {
     let mut grh = [0u8; responder::GRH_LEN];
     grh.copy_from_slice(&skb.cb()[..responder::GRH_LEN]);
     let data = skb.data();
     let Ok(h) = packet::parse_headers(data) else {
         drop_packet(qp.device(), DropReason::Malformed, None);
-        return false;
+        return Handled::DROPPED;
     };
     let bth = h.headers.bth;
     let Some(payload) = data.get(h.payload_offset..h.payload_offset + h.payload_len) else {
         drop_packet(qp.device(), DropReason::Malformed, Some(&bth));
-        return false;
+        return Handled::DROPPED;
     };
     // A connected QP talks to one peer (rxe's `check_addr`): the packet must come from the
     // address of the QP's address vector, to the QP's own.
@@ -352,14 +376,17 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &state::Snapshot, skb: &mut SkBuff, out: &m
         && (recv::source_gid(&grh) != snap.av.dgid || recv::dest_gid(&grh) != snap.av.sgid)
     {
         drop_packet(qp.device(), DropReason::AddressMismatch, Some(&bth));
-        return false;
+        return Handled::DROPPED;
     }
     if h.info.is_request {
         match responder::on_request(qp, snap, &h, payload, &grh, out) {
-            Ok(()) => false,
+            Ok(()) => Handled::default(),
             Err(reason) => {
                 drop_packet(qp.device(), reason, Some(&bth));
-                reason == DropReason::BadRecvWqe
+                Handled {
+                    fatal: reason == DropReason::BadRecvWqe,
+                    dropped: true,
+                }
             }
         }
     } else {
@@ -367,7 +394,10 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &state::Snapshot, skb: &mut SkBuff, out: &m
         if c.dropped {
             drop_packet(qp.device(), DropReason::StaleResponse, Some(&bth));
         }
-        c.fatal
+        Handled {
+            fatal: c.fatal,
+            dropped: c.dropped,
+        }
     }
 }
 

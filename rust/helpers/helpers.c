@@ -220,9 +220,38 @@ struct sk_buff *rrxe_helper_skb_alloc(struct net_device *ndev, unsigned int len,
 	return skb;
 }
 
+struct sk_buff *rrxe_helper_skb_alloc_uninit(struct net_device *ndev, unsigned int len,
+					     unsigned int headroom)
+{
+	unsigned int room = headroom + LL_RESERVED_SPACE(ndev);
+	struct sk_buff *skb = alloc_skb(len + room, GFP_ATOMIC);
+
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, room);
+	skb->dev = ndev;
+	skb_put(skb, len);
+	return skb;
+}
+
 void rrxe_helper_skb_free(struct sk_buff *skb)
 {
 	kfree_skb(skb);
+}
+
+void rrxe_helper_skb_consume(struct sk_buff *skb)
+{
+	consume_skb(skb);
+}
+
+void rrxe_helper_skb_udp4_gso(struct sk_buff *skb, unsigned int gso_size, unsigned int segs,
+			      __be32 saddr, __be32 daddr)
+{
+	skb_shinfo(skb)->gso_size = gso_size;
+	skb_shinfo(skb)->gso_segs = segs;
+	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	udp4_hwcsum(skb, saddr, daddr);
 }
 
 int rrxe_helper_skb_linearize(struct sk_buff *skb)

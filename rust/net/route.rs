@@ -48,8 +48,10 @@ impl Route4 {
 
     /// Attaches the route to `skb`, whose `data` starts at a complete IPv4 header (pushed by
     /// the caller; its `tot_len` and checksum are filled by the output path), picks the IP
-    /// identification, and returns the buffer for [`Self::output`].
-    pub(crate) fn prepare(&self, skb: &mut SkBuff) -> Result {
+    /// identification, and returns the buffer for [`Self::output`]. A buffer the stack will
+    /// cut into `segs` packets (UDP GSO) gets `segs` consecutive identifications, the first in
+    /// its header.
+    pub(crate) fn prepare(&self, skb: &mut SkBuff, segs: u16) -> Result {
         if skb.data().len() < 20 {
             return Err(EINVAL);
         }
@@ -60,7 +62,7 @@ impl Route4 {
             bindings::rrxe_helper_skb_set_dst4(skb.as_raw(), self.rt.as_ptr());
             let net = bindings::rrxe_helper_rt_net(self.rt.as_ptr());
             let iph = bindings::rrxe_helper_skb_data(skb.as_raw()).cast::<bindings::iphdr>();
-            bindings::__ip_select_ident(net, iph, 1);
+            bindings::__ip_select_ident(net, iph, segs.max(1).into());
         }
         Ok(())
     }

@@ -41,6 +41,47 @@ impl SkBuff {
         })
     }
 
+    /// Frees a buffer that served its purpose (`consume_skb`: drop monitors do not count it,
+    /// as they count the buffers dropped with [`Drop`]).
+    pub(crate) fn consume(self) {
+        // SAFETY: By the type invariant we own the skb; `into_raw` gives up our ownership.
+        unsafe { bindings::rrxe_helper_skb_consume(self.into_raw()) };
+    }
+
+    /// Makes this buffer, whose `data` starts at an IPv4 header followed by a UDP header
+    /// (transport header set), one UDP GSO packet of `segs` segments of `gso_size` UDP payload
+    /// bytes (the last may be shorter): the stack or the NIC cuts it, giving every segment a
+    /// copy of the headers with its own IP identification (the first's plus its index), IP
+    /// and UDP lengths and UDP checksum. `saddr`/`daddr` are the header's addresses.
+    pub(crate) fn set_udp4_gso(
+        &mut self,
+        gso_size: u16,
+        segs: u16,
+        saddr: [u8; 4],
+        daddr: [u8; 4],
+    ) -> Result {
+        let data = self.data();
+        let room = data.len().checked_sub(28).ok_or(EINVAL)?;
+        if gso_size == 0 || segs < 2 || data[0] != 0x45 || data[9] != 17 || room <= gso_size.into()
+        {
+            return Err(EINVAL);
+        }
+        // SAFETY: By the type invariant the skb is valid and ours; it holds an IPv4 header
+        // (checked) and its transport header is the UDP header behind it (the caller's
+        // contract, `reset_transport_header` after pushing UDP); the helper only sets GSO
+        // fields and the UDP pseudo-header checksum.
+        unsafe {
+            bindings::rrxe_helper_skb_udp4_gso(
+                self.as_raw(),
+                gso_size.into(),
+                segs.into(),
+                u32::from_ne_bytes(saddr),
+                u32::from_ne_bytes(daddr),
+            )
+        };
+        Ok(())
+    }
+
     /// Takes ownership of a received buffer.
     ///
     /// # Safety
@@ -201,6 +242,57 @@ impl Drop for SkBuff {
     fn drop(&mut self) {
         // SAFETY: By the type invariant we own the skb.
         unsafe { bindings::rrxe_helper_skb_free(self.as_raw()) };
+    }
+}
+
+/// A socket buffer being filled front to back. Its bytes are never readable before every one
+/// was written: [`Self::finish`] hands the buffer out only when it is full.
+pub(crate) struct SkbWriter {
+    skb: SkBuff,
+    len: usize,
+    filled: usize,
+}
+
+impl SkbWriter {
+    /// A buffer of `len` bytes to fill for `ndev`, with `headroom` bytes (plus the device's
+    /// link-layer room) in front. Atomic allocation: callable in any context.
+    pub(crate) fn new(ndev: &NetDevice, len: usize, headroom: usize) -> Result<Self> {
+        let len32 = u32::try_from(len).map_err(|_| EINVAL)?;
+        let headroom = u32::try_from(headroom).map_err(|_| EINVAL)?;
+        // SAFETY: `ndev` is valid; the helper returns a new skb with `len` bytes of data (not
+        // initialised) or NULL.
+        let skb = unsafe { bindings::rrxe_helper_skb_alloc_uninit(ndev.as_raw(), len32, headroom) };
+        Ok(Self {
+            skb: SkBuff {
+                skb: NonNull::new(skb).ok_or(ENOMEM)?,
+            },
+            len,
+            filled: 0,
+        })
+    }
+
+    /// Appends `src`; `EINVAL` (nothing written) if it does not fit.
+    pub(crate) fn put(&mut self, src: &[u8]) -> Result {
+        let end = self.filled.checked_add(src.len()).ok_or(EINVAL)?;
+        if end > self.len {
+            return Err(EINVAL);
+        }
+        // SAFETY: The skb is ours and holds `len` bytes at `data`; `[filled, end)` is inside
+        // them (checked) and `src` cannot overlap a buffer only this writer reaches.
+        unsafe {
+            let data = bindings::rrxe_helper_skb_data(self.skb.as_raw());
+            core::ptr::copy_nonoverlapping(src.as_ptr(), data.add(self.filled), src.len());
+        }
+        self.filled = end;
+        Ok(())
+    }
+
+    /// The buffer, once every byte was written; `EINVAL` (and the buffer freed) otherwise.
+    pub(crate) fn finish(self) -> Result<SkBuff> {
+        if self.filled != self.len {
+            return Err(EINVAL);
+        }
+        Ok(self.skb)
     }
 }
 

@@ -8,7 +8,8 @@ use super::{
     crc::Icrc,
     recv,
     Kicks,
-    TxItem, //
+    TxItem,
+    OUTBOX, //
 };
 use crate::{
     device::RrxeDevice,
@@ -20,9 +21,11 @@ use crate::{
     net::{
         Route4,
         Route6,
-        SkBuff, //
+        SkBuff,
+        SkbWriter, //
     },
     proto::{
+        gso,
         hdr::{
             ICRC_LEN,
             ROCE_V2_UDP_PORT, //
@@ -92,6 +95,129 @@ pub(crate) fn send(dev: &Device<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
     if r.is_err() {
         dev.count_send_err();
     }
+}
+
+/// Sends a batch of packets in order: runs of packets to one IPv4 peer as trains (one UDP GSO
+/// buffer each, [`gso`]), the others one by one.
+pub(crate) fn send_batch(dev: &Device<RrxeDevice>, items: &mut KVec<TxItem>, kicks: &mut Kicks) {
+    // Plan first (packet counts and bytes of each train, in order), then move the packets out.
+    let mut plan = [(0usize, 0usize); OUTBOX];
+    let (mut nplan, mut i) = (0, 0);
+    while let Some(rest) = items.get(i..).filter(|r| !r.is_empty()) {
+        let (n, total) = train_at(dev, rest);
+        let Some(slot) = plan.get_mut(nplan) else {
+            break;
+        };
+        *slot = (n.max(1), total);
+        nplan += 1;
+        i += n.max(1);
+    }
+    let mut packets = items.drain_all();
+    for &(n, total) in &plan[..nplan] {
+        if n < 2 {
+            if let Some(item) = packets.next() {
+                send(dev, item, kicks);
+            }
+            continue;
+        }
+        match SkbWriter::new(dev.netdev(), total, HEADROOM) {
+            Ok(w) => send_train(dev, w, packets.by_ref().take(n)),
+            // No memory for the train: its packets go one by one.
+            Err(_) => packets
+                .by_ref()
+                .take(n)
+                .for_each(|item| send(dev, item, kicks)),
+        }
+    }
+    // Packets past the plan (none: the batch holds at most `OUTBOX`) are sent alone.
+    for item in packets {
+        send(dev, item, kicks);
+    }
+}
+
+/// The packets at the start of `items` that form a train, and their bytes: IPv4 packets to
+/// the wire with the same address vector and source port, lengths as [`gso::train_len`]
+/// allows. FLUSH requests go alone (C rxe's ICRC for them is computed over other bytes).
+fn train_at(dev: &Device<RrxeDevice>, items: &[TxItem]) -> (usize, usize) {
+    let Some(first) = items.first() else {
+        return (0, 0);
+    };
+    let eligible = |it: &TxItem| {
+        it.av.network == NetworkType::Ipv4
+            && it.av == first.av
+            && it.src_port == first.src_port
+            && !icrc::is_rc_flush(it.skb.data())
+    };
+    if !eligible(first) || is_local(dev, &first.av) || crate::mcast::is_multicast(&first.av.dgid)
+    {
+        return (1, first.skb.len());
+    }
+    let lens = items
+        .iter()
+        .take_while(|it| eligible(it))
+        .map(|it| it.skb.len());
+    gso::train_len(lens, OUTBOX)
+}
+
+/// Sends `packets` as one train through `w`, sized for all of them.
+fn send_train(
+    dev: &Device<RrxeDevice>,
+    mut w: SkbWriter,
+    packets: impl Iterator<Item = TxItem>,
+) {
+    let mut lens = [0usize; OUTBOX];
+    let mut n = 0;
+    let mut head = None;
+    for item in packets {
+        dev.count_sent_pkt();
+        let ok = w.put(item.skb.data()).is_ok();
+        if let Some(len) = lens.get_mut(n).filter(|_| ok) {
+            *len = item.skb.len();
+            n += 1;
+        }
+        head.get_or_insert((item.av, item.src_port));
+        item.skb.consume();
+    }
+    let Some((av, src_port)) = head else {
+        return;
+    };
+    let r = w.finish().and_then(|mut skb| {
+        let rt = train_ipv4(dev, &mut skb, &av, src_port, &lens[..n])?;
+        rt.output(skb)
+    });
+    if r.is_err() {
+        dev.count_send_err();
+    }
+}
+
+/// Pushes UDP and IPv4 headers over a train of packets of `lens` bytes, routes, marks it for
+/// UDP segmentation and writes each packet's ICRC for the headers of its segment.
+fn train_ipv4(
+    dev: &Device<RrxeDevice>,
+    skb: &mut SkBuff,
+    av: &AddressVector,
+    src_port: u16,
+    lens: &[usize],
+) -> Result<Route4> {
+    let segs = u16::try_from(lens.len()).map_err(|_| EINVAL)?;
+    let gso_size = lens.first().copied().ok_or(EINVAL)?;
+    let rt = ipv4_headers(dev, skb, av, src_port, segs)?;
+    let data = skb.data_mut();
+    let (hdrs, mut rest) = data.split_at_mut_checked(28).ok_or(EINVAL)?;
+    let ip: &[u8; 20] = hdrs[..20].try_into().map_err(|_| EINVAL)?;
+    let udp: &[u8; 8] = hdrs[20..].try_into().map_err(|_| EINVAL)?;
+    for (i, &len) in (0u16..).zip(lens) {
+        let (pkt, tail) = rest.split_at_mut_checked(len).ok_or(EINVAL)?;
+        let (sip, sudp) = gso::segment_headers(ip, udp, i, len).ok_or(EINVAL)?;
+        let covered = len.checked_sub(ICRC_LEN).ok_or(EINVAL)?;
+        let crc = Icrc::of_ipv4(&sip, &sudp, &pkt[..covered]);
+        pkt[covered..].copy_from_slice(&icrc::icrc_to_wire(crc));
+        rest = tail;
+    }
+    let (saddr, daddr) = (v4(&av.sgid), v4(&av.dgid));
+    let gso_size = u16::try_from(gso_size).map_err(|_| EINVAL)?;
+    skb.set_udp4_gso(gso_size, segs, saddr, daddr)?;
+    Ok(rt)
 }
 
 /// Pushes the UDP header (checksum 0, as RoCEv2 senders do).
@@ -175,6 +301,21 @@ fn send_ipv4(
     av: &AddressVector,
     src_port: u16,
 ) -> Result<Route4> {
+    let rt = ipv4_headers(dev, skb, av, src_port, 1)?;
+    // The ICRC covers the final IP header (identification included).
+    write_icrc(skb, 20)?;
+    Ok(rt)
+}
+
+/// Pushes UDP and IPv4 headers in front of the data and routes them, with `segs` IP
+/// identifications for the packets the buffer becomes.
+fn ipv4_headers(
+    dev: &Device<RrxeDevice>,
+    skb: &mut SkBuff,
+    av: &AddressVector,
+    src_port: u16,
+    segs: u16,
+) -> Result<Route4> {
     let (saddr, daddr) = (v4(&av.sgid), v4(&av.dgid));
     let rt = Route4::lookup(dev.netdev(), saddr, daddr)?;
     push_udp(skb, src_port)?;
@@ -192,8 +333,6 @@ fn send_ipv4(
         ip[16..20].copy_from_slice(&daddr);
     }
     skb.set_protocol(ETH_P_IP);
-    rt.prepare(skb)?;
-    // The ICRC covers the final IP header (identification included).
-    write_icrc(skb, 20)?;
+    rt.prepare(skb, segs)?;
     Ok(rt)
 }
