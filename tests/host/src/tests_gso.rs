@@ -31,7 +31,10 @@ fn trains_fit_one_ipv4_datagram() {
     let (n, total) = train_len([4112usize; 64], 64);
     assert_eq!(n, MAX_TRAIN_BYTES / 4112);
     assert!(total + 28 <= 65535);
-    assert_eq!(train_len([MAX_TRAIN_BYTES + 1, 1], 16), (1, MAX_TRAIN_BYTES + 1));
+    assert_eq!(
+        train_len([MAX_TRAIN_BYTES + 1, 1], 16),
+        (1, MAX_TRAIN_BYTES + 1)
+    );
 }
 
 /// A transport packet of `len` bytes (BTH through ICRC room) with a recognisable pattern.
@@ -102,7 +105,11 @@ fn segments_equal_the_packets_sent_alone() {
         for (i, &len) in lens.iter().enumerate() {
             let seg = &train[off..off + len];
             off += len;
-            assert_eq!(seg, &alone[i][..], "segment {i} differs from the packet sent alone");
+            assert_eq!(
+                seg,
+                &alone[i][..],
+                "segment {i} differs from the packet sent alone"
+            );
             let (mut sip, mut sudp) = segment_headers(&tip, &tudp, i as u16, len).unwrap();
             sip[10..12].copy_from_slice(&[0x12, 0x34]);
             sudp[6..8].copy_from_slice(&(0x5a5a ^ i as u16).to_be_bytes());
