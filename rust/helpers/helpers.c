@@ -206,20 +206,6 @@ void rrxe_helper_link_unlock(void)
 	mutex_unlock(&rrxe_link_mutex);
 }
 
-struct sk_buff *rrxe_helper_skb_alloc(struct net_device *ndev, unsigned int len,
-				      unsigned int headroom)
-{
-	unsigned int room = headroom + LL_RESERVED_SPACE(ndev);
-	struct sk_buff *skb = alloc_skb(len + room, GFP_ATOMIC);
-
-	if (!skb)
-		return NULL;
-	skb_reserve(skb, room);
-	skb->dev = ndev;
-	skb_put_zero(skb, len);
-	return skb;
-}
-
 struct sk_buff *rrxe_helper_skb_alloc_uninit(struct net_device *ndev, unsigned int len,
 					     unsigned int headroom)
 {
@@ -231,6 +217,16 @@ struct sk_buff *rrxe_helper_skb_alloc_uninit(struct net_device *ndev, unsigned i
 	skb_reserve(skb, room);
 	skb->dev = ndev;
 	skb_put(skb, len);
+	return skb;
+}
+
+struct sk_buff *rrxe_helper_skb_alloc(struct net_device *ndev, unsigned int len,
+				      unsigned int headroom)
+{
+	struct sk_buff *skb = rrxe_helper_skb_alloc_uninit(ndev, len, headroom);
+
+	if (skb)
+		memset(skb->data, 0, len);
 	return skb;
 }
 

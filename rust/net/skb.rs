@@ -32,10 +32,21 @@ impl SkBuff {
     /// device's link-layer room) in front for headers pushed later. Atomic allocation: callable
     /// in any context.
     pub(crate) fn alloc(ndev: &NetDevice, len: usize, headroom: usize) -> Result<Self> {
+        Self::alloc_with(bindings::rrxe_helper_skb_alloc, ndev, len, headroom)
+    }
+
+    /// Allocates through `helper`, one of the helpers that return a new skb of `len` bytes of
+    /// data for `ndev` (or NULL).
+    fn alloc_with(
+        helper: unsafe extern "C" fn(*mut bindings::net_device, u32, u32) -> *mut bindings::sk_buff,
+        ndev: &NetDevice,
+        len: usize,
+        headroom: usize,
+    ) -> Result<Self> {
         let len = u32::try_from(len).map_err(|_| EINVAL)?;
         let headroom = u32::try_from(headroom).map_err(|_| EINVAL)?;
         // SAFETY: `ndev` is valid; the helper returns a new skb or NULL.
-        let skb = unsafe { bindings::rrxe_helper_skb_alloc(ndev.as_raw(), len, headroom) };
+        let skb = unsafe { helper(ndev.as_raw(), len, headroom) };
         Ok(Self {
             skb: NonNull::new(skb).ok_or(ENOMEM)?,
         })
@@ -257,15 +268,10 @@ impl SkbWriter {
     /// A buffer of `len` bytes to fill for `ndev`, with `headroom` bytes (plus the device's
     /// link-layer room) in front. Atomic allocation: callable in any context.
     pub(crate) fn new(ndev: &NetDevice, len: usize, headroom: usize) -> Result<Self> {
-        let len32 = u32::try_from(len).map_err(|_| EINVAL)?;
-        let headroom = u32::try_from(headroom).map_err(|_| EINVAL)?;
-        // SAFETY: `ndev` is valid; the helper returns a new skb with `len` bytes of data (not
-        // initialised) or NULL.
-        let skb = unsafe { bindings::rrxe_helper_skb_alloc_uninit(ndev.as_raw(), len32, headroom) };
+        // The data is not initialised: nothing reads it before `finish`.
+        let skb = SkBuff::alloc_with(bindings::rrxe_helper_skb_alloc_uninit, ndev, len, headroom)?;
         Ok(Self {
-            skb: SkBuff {
-                skb: NonNull::new(skb).ok_or(ENOMEM)?,
-            },
+            skb,
             len,
             filled: 0,
         })
