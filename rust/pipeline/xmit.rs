@@ -148,8 +148,7 @@ fn train_at(dev: &Device<RrxeDevice>, items: &[TxItem]) -> (usize, usize) {
             && it.src_port == first.src_port
             && !icrc::is_rc_flush(it.skb.data())
     };
-    if !eligible(first) || is_local(dev, &first.av) || crate::mcast::is_multicast(&first.av.dgid)
-    {
+    if !eligible(first) || is_local(dev, &first.av) || crate::mcast::is_multicast(&first.av.dgid) {
         return (1, first.skb.len());
     }
     let lens = items
@@ -160,11 +159,7 @@ fn train_at(dev: &Device<RrxeDevice>, items: &[TxItem]) -> (usize, usize) {
 }
 
 /// Sends `packets` as one train through `w`, sized for all of them.
-fn send_train(
-    dev: &Device<RrxeDevice>,
-    mut w: SkbWriter,
-    packets: impl Iterator<Item = TxItem>,
-) {
+fn send_train(dev: &Device<RrxeDevice>, mut w: SkbWriter, packets: impl Iterator<Item = TxItem>) {
     let mut lens = [0usize; OUTBOX];
     let mut n = 0;
     let mut head = None;
