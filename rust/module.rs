@@ -64,3 +64,8 @@ impl kernel::InPlaceModule for RrxeModule {
 pub(crate) fn rxe_flush_icrc() -> bool {
     *crate::module_parameters::rxe_flush_icrc.value() != 0
 }
+
+/// Whether runs of packets leave as UDP GSO trains (module parameter `gso`).
+pub(crate) fn gso() -> bool {
+    *crate::module_parameters::gso.value() != 0
+}

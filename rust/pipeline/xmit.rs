@@ -148,7 +148,11 @@ fn train_at(dev: &Device<RrxeDevice>, items: &[TxItem]) -> (usize, usize) {
             && it.src_port == first.src_port
             && !icrc::is_rc_flush(it.skb.data())
     };
-    if !eligible(first) || is_local(dev, &first.av) || crate::mcast::is_multicast(&first.av.dgid) {
+    if !crate::module::gso()
+        || !eligible(first)
+        || is_local(dev, &first.av)
+        || crate::mcast::is_multicast(&first.av.dgid)
+    {
         return (1, first.skb.len());
     }
     let lens = items
