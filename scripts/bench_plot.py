@@ -1,20 +1,29 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/bench_plot.py CSV [PNG] [--builtin]
+# scripts/bench_plot.py CSV [PREFIX] [--builtin]
 #
-# Draws the table of scripts/bench as a PNG (default: CSV with .png): bandwidth in Gb/s per
-# bw workload and message size, latency in usec per lat workload (average and median, a panel
-# each), rxe and rrxe side by side.
+# Draws the table of scripts/bench as one PNG per family (PREFIX-FAMILY.png; PREFIX defaults to
+# CSV without .csv) and prints their paths. Its panels, rxe and rrxe side by side: bandwidth in
+# Gb/s per workload and message size (with the family's limits in the subtitle); message rate in
+# Mpps, latency p50 and latency p99 in usec; NVMe-oF MB/s and IOPS (fio) where the family has
+# them. A bar is the median of the runs, its whisker the min-max spread. A CSV of the older
+# layout (no family column, latency as t_avg and "(median)" rows) is drawn as the family loop.
 # Uses matplotlib when it can be imported; otherwise (or with --builtin) a small built-in
 # rasteriser that needs nothing but the standard library (zlib, struct).
 import csv
 import math
+import re
 import struct
 import sys
 import zlib
 
 DRIVERS = ("rxe", "rrxe")
+FAMILY_TITLES = {
+    "loop": "loopback through one device",
+    "veth1500": "two namespaces over a veth, MTU 1500 (RoCE path MTU 1024)",
+    "veth9000": "two namespaces over a veth, MTU 9000 (RoCE path MTU 4096)",
+}
 
 
 def num(s):
@@ -31,68 +40,131 @@ def size_label(n):
     return "%d B" % n
 
 
+class Family:
+    """The rows of one family: groups (name, size label, [median], [min], [max]) per panel."""
+
+    def __init__(self):
+        self.bw, self.rate, self.lat, self.nvme = [], [], {}, {}
+        self.limits = []  # (name, {driver: value})
+
+
+def group(name, r):
+    vals = [num(r.get(d)) for d in DRIVERS]
+    los = [num(r.get(d + "_min")) for d in DRIVERS]
+    his = [num(r.get(d + "_max")) for d in DRIVERS]
+    return (name.replace("ib_", "", 1), size_label(r["size"]), vals, los, his)
+
+
 def load(path):
-    """Rows of the bench CSV: the bw, average latency and median latency groups (name, size,
-    [value per driver]) and the one-copy limit per driver."""
+    """The families of the bench CSV, in file order."""
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
-    bw, lat, med, limit = [], [], [], {}
+    fams = {}
     for r in rows:
-        w = r["workload"]
-        if w == "limit_tmpfs_copy_to_user":
-            limit = {d: num(r[d]) for d in DRIVERS}
-        elif w.startswith("limit"):
-            continue
-        elif r["unit"] == "usec":
-            # latencies: t_avg, and t_typical in "WORKLOAD(median)"
-            name = w[:-len("(median)")] if w.endswith("(median)") else w
-            g = (name.replace("ib_", "", 1), size_label(r["size"]), [num(r[d]) for d in DRIVERS])
-            (med if name != w else lat).append(g)
+        fam = fams.setdefault(r.get("family") or "loop", Family())
+        w, unit = r["workload"], r["unit"]
+        if w.startswith("limit"):
+            if w in ("limit_memcpy_python", "limit_dd_zero"):
+                continue
+            label = {"limit_copy_to_user": "copy %s" % size_label(r["size"]),
+                     "limit_iperf3_tcp": "iperf3 TCP",
+                     "limit_iperf3_udp": "UDP %s B" % r["size"]}.get(w, w)
+            fam.limits.append((label, {d: num(r.get(d)) for d in DRIVERS}))
+        elif unit == "usec":
+            m = re.match(r"(.*)\.(p50|p99|p99\.9|max)$", w)
+            if m:
+                name, stat = m.group(1), m.group(2)
+            elif w.endswith("(median)"):
+                name, stat = w[:-len("(median)")], "p50"
+            else:
+                name, stat = w, "avg"
+            fam.lat.setdefault(stat, []).append(group(name, r))
+        elif unit == "Mpps":
+            fam.rate.append(group(w, r))
+        elif unit in ("MB/s", "IOPS"):
+            fam.nvme.setdefault(unit, []).append(group(w, r))
         else:
-            bw.append((w.replace("ib_", "", 1), size_label(r["size"]), [num(r[d]) for d in DRIVERS]))
-    return bw, lat, med, limit
+            fam.bw.append(group(w, r))
+    return fams
 
 
-def limit_note(limit):
-    parts = ["%s %.1f" % (d, limit[d]) for d in DRIVERS if limit.get(d) is not None]
-    return ("one-copy limit (Gb/s): " + ", ".join(parts)) if parts else ""
+def limit_note(fam):
+    parts = []
+    for label, v in fam.limits:
+        vals = ["%s %.2f" % (d, v[d]) for d in DRIVERS if v.get(d) is not None]
+        if vals:
+            parts.append("%s: %s" % (label, ", ".join(vals)))
+    return ("limits (Gb/s) " + "; ".join(parts)) if parts else ""
+
+
+def panels_of(fam):
+    """Rows of panels: [(groups, title, subtitle)], the bandwidth alone on the first row, rate
+    and latency on the second, NVMe-oF on the third."""
+    top = [(fam.bw, "bandwidth Gb/s (higher is better)", limit_note(fam))]
+    low = [(fam.rate, "message rate Mpps (higher is better)", "16 work requests per post")]
+    for stat, what in (("p50", "latency p50 usec (t_typical)"), ("p99", "latency p99 usec"),
+                       ("avg", "latency avg usec")):
+        if fam.lat.get(stat):
+            low.append((fam.lat[stat], what, "lower is better"))
+    nvme = [(fam.nvme.get(u, []), "NVMe-oF %s (higher is better)" % u,
+             "fio on nvme-rdma, null_blk target") for u in ("MB/s", "IOPS")]
+    rows = [[p for p in r if p[0]] for r in (top, low, nvme)]
+    return [r for r in rows if r]
 
 
 # --- matplotlib ----------------------------------------------------------------------------
 
 
-def plot_matplotlib(panels, title, png):
+def spread(v, lo, hi):
+    """The length of a whisker from lo to hi (0 when a value is missing)."""
+    if v is None or lo is None or hi is None:
+        return 0
+    return max(hi - lo, 0)
+
+
+def plot_matplotlib(rows, title, png):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ratios = [max(len(p[0]), 1) + 1 for p in panels]
-    fig, axes = plt.subplots(1, len(panels), figsize=(sum(ratios) * 1.1, 5), gridspec_kw={"width_ratios": ratios})
-    for ax, (groups, ylabel, note) in zip(axes, panels):
-        width = 0.38
-        xs = range(len(groups))
-        top = max([v for g in groups for v in g[2] if v is not None] or [1.0])
-        for i, d in enumerate(DRIVERS):
-            pos = [x + (i - 0.5) * width for x in xs]
-            vals = [g[2][i] for g in groups]
-            bars = ax.bar(pos, [v or 0 for v in vals], width, label=d, color=COLORS_HEX[i])
-            for b, v in zip(bars, vals):
-                txt = "fail" if v is None else ("%.3g" % v)
-                ax.annotate(txt, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom",
-                            fontsize=8, xytext=(0, 2), textcoords="offset points",
-                            color="red" if v is None else "black")
-        ax.set_xticks(list(xs))
-        ax.set_xticklabels(["%s\n%s" % (g[0], g[1]) for g in groups])
-        ax.set_ylabel(ylabel)
-        ax.set_ylim(0, top * 1.15)
-        ax.grid(axis="y", alpha=0.3)
-        ax.legend()
-        if note:
-            ax.set_title(note, fontsize=9)
+    units = [[max(len(p[0]), 1) + 1 for p in r] for r in rows]
+    width = max(sum(u) for u in units)
+    fig = plt.figure(figsize=(max(width * 0.9, 8), 4.6 * len(rows)))
+    grid = fig.add_gridspec(len(rows), width)
+    for ri, (row, us) in enumerate(zip(rows, units)):
+        col = 0
+        for pi, ((groups, ylabel, note), u) in enumerate(zip(row, us)):
+            span = width - col if pi == len(row) - 1 else max(u * width // sum(us), 1)
+            ax = fig.add_subplot(grid[ri, col:col + span])
+            col += span
+            w = 0.38
+            xs = range(len(groups))
+            top = max([v for g in groups for v in g[2] + g[4] if v is not None] or [1.0])
+            for i, d in enumerate(DRIVERS):
+                pos = [x + (i - 0.5) * w for x in xs]
+                vals = [g[2][i] for g in groups]
+                err = [[spread(v, g[3][i], v) for g, v in zip(groups, vals)],
+                       [spread(v, v, g[4][i]) for g, v in zip(groups, vals)]]
+                bars = ax.bar(pos, [v or 0 for v in vals], w, yerr=err, capsize=2, label=d,
+                              color=COLORS_HEX[i], error_kw={"elinewidth": 0.8})
+                for b, v in zip(bars, vals):
+                    txt = "fail" if v is None else ("%.3g" % v)
+                    ax.annotate(txt, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center",
+                                va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points",
+                                color="red" if v is None else "black")
+            ax.set_xticks(list(xs))
+            ax.set_xticklabels(["%s\n%s" % (g[0], g[1]) for g in groups], fontsize=8)
+            ax.set_ylabel(ylabel)
+            ax.set_ylim(0, top * 1.15)
+            ax.grid(axis="y", alpha=0.3)
+            ax.legend(fontsize=8)
+            if note:
+                ax.set_title(note, fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(png, dpi=100)
+    fig.savefig(png, dpi=90)
+    plt.close(fig)
 
 
 COLORS_HEX = ("#4c72b0", "#dd8452")
@@ -194,7 +266,7 @@ def fmt_val(v):
         return "%.1f" % v
     if v >= 1:
         return "%.2f" % v
-    return "%.3f" % v
+    return "%.3g" % v
 
 
 def fmt_tick(v):
@@ -202,12 +274,13 @@ def fmt_tick(v):
 
 
 def panel(cv, x0, y0, x1, y1, groups, title, subtitle):
-    """A grouped bar chart in the box (x0, y0)-(x1, y1): one group per workload, a bar per driver."""
+    """A grouped bar chart in the box (x0, y0)-(x1, y1): one group per workload, a bar per driver
+    with its min-max whisker."""
     cv.text((x0 + x1) // 2, y0, title, 2, BLACK, "c")
     if subtitle:
-        cv.text((x0 + x1) // 2, y0 + 20, subtitle, 1, GREY, "c")
+        cv.text((x0 + x1) // 2, y0 + 20, subtitle[:(x1 - x0) // 6], 1, GREY, "c")
     px0, py0, px1, py1 = x0 + 70, y0 + 70, x1 - 10, y1 - 50  # plot area
-    vals = [v for g in groups for v in g[2] if v is not None]
+    vals = [v for g in groups for v in g[2] + g[4] if v is not None]
     ticks = nice_ticks(max(vals) * 1.1 if vals else 1.0)
     top = ticks[-1]
 
@@ -229,7 +302,7 @@ def panel(cv, x0, y0, x1, y1, groups, title, subtitle):
         return
     gw = (px1 - px0) / len(groups)
     bw = int(gw * 0.32)
-    for gi, (name, size, gvals) in enumerate(groups):
+    for gi, (name, size, gvals, los, his) in enumerate(groups):
         cx = int(px0 + gw * (gi + 0.5))
         for i, v in enumerate(gvals):
             bx = cx + (i - 1) * bw + (i * 2 - 1) * 2
@@ -238,21 +311,35 @@ def panel(cv, x0, y0, x1, y1, groups, title, subtitle):
                 continue
             y = ypos(v)
             cv.rect(bx, y, bx + bw, py1, COLORS[i])
-            cv.text(bx + bw // 2, y - 10, fmt_val(v), 1, BLACK, "c")
-        cv.text(cx, py1 + 10, name, 2, BLACK, "c")
+            label_y = y
+            if los[i] is not None and his[i] is not None and his[i] > los[i]:
+                mx, ylo, yhi = bx + bw // 2, ypos(los[i]), ypos(his[i])
+                cv.rect(mx, yhi, mx + 1, ylo + 1, BLACK)
+                cv.rect(mx - 3, yhi, mx + 4, yhi + 1, BLACK)
+                cv.rect(mx - 3, ylo, mx + 4, ylo + 1, BLACK)
+                label_y = min(y, yhi)
+            cv.text(bx + bw // 2, label_y - 10, fmt_val(v), 1, BLACK, "c")
+        k = 2 if cv.text_width(name, 2) <= gw - 4 else 1
+        cv.text(cx, py1 + 10, name, k, BLACK, "c")
         cv.text(cx, py1 + 30, size, 2, BLACK, "c")
 
 
-def plot_builtin(panels, title, png):
+def plot_builtin(rows, title, png):
     unit, h = 130, 520
-    widths = [unit * (max(len(p[0]), 1) + 1) for p in panels]
-    w = 20 + sum(w + 20 for w in widths)
-    cv = Canvas(w, h)
+    widths = [[unit * (max(len(p[0]), 1) + 1) for p in r] for r in rows]
+    w = 20 + max(sum(x + 20 for x in ws) for ws in widths)
+    cv = Canvas(w, 45 + h * len(rows))
     cv.text(w // 2, 12, title, 2, BLACK, "c")
-    x = 20
-    for pw, (groups, name, note) in zip(widths, panels):
-        panel(cv, x, 45, x + pw, h - 10, groups, name, note)
-        x += pw + 20
+    y = 45
+    for row, ws in zip(rows, widths):
+        # a row's panels share out the canvas width in proportion to their groups
+        scale = min((w - 20) / sum(x + 20 for x in ws), 2.0)
+        x = 20
+        for pw, (groups, name, note) in zip(ws, row):
+            pw = int((pw + 20) * scale) - 20
+            panel(cv, x, y, x + pw, y + h - 10, groups, name, note)
+            x += pw + 20
+        y += h
     with open(png, "wb") as f:
         f.write(cv.png())
 
@@ -260,25 +347,26 @@ def plot_builtin(panels, title, png):
 def main(argv):
     args = [a for a in argv if not a.startswith("--")]
     if not args or len(args) > 2:
-        sys.exit("usage: scripts/bench_plot.py CSV [PNG] [--builtin]")
+        sys.exit("usage: scripts/bench_plot.py CSV [PREFIX] [--builtin]")
     src = args[0]
-    png = args[1] if len(args) > 1 else (src[:-4] if src.endswith(".csv") else src) + ".png"
-    bw, lat, med, limit = load(src)
-    panels = [
-        (bw, "bandwidth Gb/s (higher is better)", limit_note(limit)),
-        (lat, "latency avg, usec", "t_avg (lower is better)"),
-        (med, "latency median, usec", "t_typical (lower is better)"),
-    ]
-    panels = [p for p in panels if p[0]] or panels[:1]
-    title = "rrxe bench: C rxe vs rrxe (perftest loopback, one VM)"
+    prefix = args[1] if len(args) > 1 else (src[:-4] if src.endswith(".csv") else src)
+    if prefix.endswith(".png"):
+        prefix = prefix[:-4]
     use_mpl = "--builtin" not in argv
     if use_mpl:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
             use_mpl = False
-    (plot_matplotlib if use_mpl else plot_builtin)(panels, title, png)
-    print(png)
+    for name, fam in load(src).items():
+        rows = panels_of(fam)
+        if not rows:
+            continue
+        png = "%s-%s.png" % (prefix, name)
+        title = "rrxe bench: C rxe vs rrxe, %s: %s (median of the runs, min-max whiskers)" % (
+            name, FAMILY_TITLES.get(name, name))
+        (plot_matplotlib if use_mpl else plot_builtin)(rows, title, png)
+        print(png)
 
 
 if __name__ == "__main__":

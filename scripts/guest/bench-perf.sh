@@ -1,0 +1,275 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034,SC2154 # sourced by bench.sh, which sets the globals
+#
+# scripts/guest/bench-perf.sh: one perftest run for scripts/guest/bench.sh, which sources it.
+#
+# The run's context is set by the family (scripts/guest/bench.sh): DRV and FAM name the driver
+# and the family; SRV_NS and CLI_NS are the commands that put the server and the client in
+# their network namespaces (empty arrays for loopback); SRV_DEV/SRV_GID and CLI_DEV/CLI_GID
+# their devices and GID indexes; SRV_ADDR the address the client connects to. Results go into
+# the associative arrays V (values) and C (kernel CPU cost), each entry a space-separated list
+# with one element per successful run, keyed "DRIVER|FAMILY|WORKLOAD|SIZE".
+
+# perf_value FILE SIZE COLUMN...: the first COLUMN found in the header of perftest's summary,
+# read from the result line of SIZE. Column names are the header tokens that start with '#' or
+# end in ']' ("BW average[Gb/sec]" is the token "average[Gb/sec]"); the latency summary's two
+# "percentile[usec]" columns are named after the token before them: "99% percentile[usec]" is
+# "p99[usec]", "99.9% percentile[usec]" is "p99.9[usec]".
+perf_value() {
+	local f=$1 size=$2
+	shift 2
+	awk -v size="$size" -v want="$*" '
+		BEGIN { nw = split(want, w, " ") }
+		/#bytes/ {
+			n = 0; idx = 0; pri = nw + 1; prev = ""
+			for (i = 1; i <= NF; i++) {
+				t = $i
+				if (t !~ /^#/ && t !~ /\]$/) { prev = t; continue }
+				if (t ~ /^percentile\[/ && prev ~ /%$/)
+					t = "p" substr(prev, 1, length(prev) - 1) substr(t, 11)
+				prev = ""
+				n++
+				for (j = 1; j < pri; j++) if (t == w[j]) { idx = n; pri = j }
+			}
+			next
+		}
+		idx && $1 == size && NF >= idx && $idx ~ /^[0-9.]+$/ { v = $idx }
+		END { if (v != "") print v }' "$f"
+}
+
+# kcpu: KNOW = the kernel's CPU time so far, all CPUs, in USER_HZ ticks: system + irq + softirq
+# of /proc/stat (user time is left out: perftest busy-polls its CQ in user space). Builtins only:
+# no process of its own to count.
+kcpu() {
+	local c u n s i w q sq r
+	read -r c u n s i w q sq r </proc/stat
+	KNOW=$((s + q + sq))
+}
+HZ=$(getconf CLK_TCK)
+# A descriptor that never becomes readable: "read -t T -u $NAP" sleeps T seconds without a fork.
+exec {NAP}<> <(:)
+
+# add_result KEY VALUE: append VALUE to the run list of KEY in V.
+add_result() { V[$1]="${V[$1]:-}${V[$1]:+ }$2"; }
+add_cpu() { C[$1]="${C[$1]:-}${C[$1]:+ }$2"; }
+
+srv_listening() {
+	"${SRV_NS[@]}" timeout 10 ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+}
+
+# watch_client PID LOG SIZE: while the client PID runs (at most the timeout and 10 s), follow
+# its (line-buffered) output and sample the kernel CPU time when perftest prints its summary
+# header (right before it starts the measured iterations) and when it prints the result line of
+# SIZE (right after them): KT is the difference in ticks, empty if either line was not seen.
+# Polls every 10 ms.
+watch_client() {
+	local pid=$1 size=$3 fd part line='' buf='' k0='' k1='' end=$((SECONDS + tmo + 10))
+	KT=''
+	exec {fd}<"$2"
+	while [ -z "$k1" ] && [ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null; do
+		while [ -z "$k1" ]; do
+			if IFS= read -r -u "$fd" part; then
+				line=$buf$part buf=''
+			else
+				buf=$buf$part
+				break
+			fi
+			if [ -z "$k0" ]; then
+				[[ $line == *"#bytes"* ]] && kcpu && k0=$KNOW
+			elif [[ $line =~ ^[[:space:]]*([0-9]+)[[:space:]] ]] && [ "${BASH_REMATCH[1]}" = "$size" ]; then
+				kcpu && k1=$KNOW
+			fi
+		done
+		[ -n "$k1" ] || read -r -t 0.01 -u "$NAP" _ || true
+	done
+	exec {fd}<&-
+	[ -n "$k0" ] && [ -n "$k1" ] && KT=$((k1 - k0))
+	return 0
+}
+
+gone() { ! kill -0 "$1" 2>/dev/null; }
+# reap PID NAME: PID's exit status in REAPED; PID is stopped (SIGTERM: timeout passes it on to
+# perftest) if it has not ended 10 s after the client's end. One that does not end even then
+# (stuck in the kernel) is reported and left behind rather than waited for: REAPED=stuck.
+reap() {
+	REAPED=0
+	if ! wait_for 10 gone "$1"; then
+		kill "$1" 2>/dev/null || true
+		if ! wait_for 5 gone "$1"; then
+			say "$DRV $FAM: the $2 (pid $1) does not end: left behind"
+			REAPED=stuck
+			return 0
+		fi
+	fi
+	wait "$1" || REAPED=$?
+}
+
+port=18700
+# perf_once OUT SIZE BIN ARGS...: server and client of one perftest run, both bounded by the
+# timeout, their outputs in OUT.server and OUT.client (on the guest's tmpfs: the log directory
+# is shared with the host, and reading a file there while it grows is not reliable); the
+# kernel CPU ticks of the measured iterations in KT (watch_client). Returns 0 when both exited
+# 0.
+perf_once() {
+	local out=$1 size=$2 bin=$3 srv cli rc src
+	shift 3
+	port=$((port + 1))
+	"${SRV_NS[@]}" timeout -k 5 "$tmo" "$bin" -d "$SRV_DEV" -x "$SRV_GID" -p "$port" "$@" \
+		>"$out.server" 2>&1 &
+	srv=$!
+	wait_for 20 srv_listening "$port" || true
+	: >"$out.client"
+	"${CLI_NS[@]}" timeout -k 5 "$tmo" stdbuf -oL "$bin" -d "$CLI_DEV" -x "$CLI_GID" -p "$port" \
+		"$@" "$SRV_ADDR" >>"$out.client" 2>&1 &
+	cli=$!
+	watch_client "$cli" "$out.client" "$size"
+	reap "$cli" client
+	rc=$REAPED
+	reap "$srv" server
+	src=$REAPED
+	PERF_RC="client exit $rc, server exit $src"
+	[ "$rc" = 0 ] && [ "$src" = 0 ]
+}
+
+# run_perf KIND WORKLOAD BIN SIZE ITERS MSGS [OPTIONS...]: one run of a row. KIND is bw (Gb/s
+# and kernel CPU-seconds per GB), rate (Mpps and CPU-seconds per million messages) or lat
+# (p50 = t_typical, p99, p99.9 and max, in usec, recorded as WORKLOAD.p50 and so on). MSGS is
+# the number of messages the run moves (ITERS x QPs, x2 when bidirectional), for the CPU cost.
+# Bandwidth is computed from MsgRate[Mpps] (six decimals; perftest rounds "BW average" to two).
+# perftest calibrates its cycle counter against gettimeofday at start; on a busy TCG host that
+# fails now and then ("Correlation coefficient r^2: ... < 0.9") and the run reports 0 or inf:
+# such a run is repeated, up to 3 attempts. A failed run adds nothing (the row's count of
+# successful runs shows it); its outputs stay in the logs.
+run_perf() {
+	local kind=$1 w=$2 bin=$3 size=$4 iters=$5 msgs=$6 log v c cpu='' attempt ok ran t0=$SECONDS
+	local -a args lat=()
+	shift 6
+	log=$logs/$DRV-$FAM-$w-$size-r$RUN
+	args=(-F -s "$size" -n "$iters" "$@")
+	[ "$kind" = lat ] || args+=(--report_gbits)
+	for attempt in 1 2 3; do
+		ok=0 v=''
+		ran=0
+		perf_once "$WORK/run" "$size" "$bin" "${args[@]}" && ran=1
+		cat "$WORK/run.client" >"$log.client" || true
+		cat "$WORK/run.server" >"$log.server" || true
+		if [ $ran = 1 ]; then
+			case $kind in
+			bw)
+				v=$(perf_value "$WORK/run.client" "$size" "MsgRate[Mpps]")
+				[ -n "$v" ] && v=$(awk -v r="$v" -v s="$size" 'BEGIN { printf "%.4f", r * s * 8 / 1000 }')
+				;;
+			rate) v=$(perf_value "$WORK/run.client" "$size" "MsgRate[Mpps]") ;;
+			lat)
+				lat=()
+				for c in "t_typical[usec]" "p99[usec]" "p99.9[usec]" "t_max[usec]"; do
+					lat+=("$(perf_value "$WORK/run.client" "$size" "$c")")
+				done
+				v=${lat[0]}
+				[ -n "${lat[1]}" ] && [ -n "${lat[2]}" ] && [ -n "${lat[3]}" ] || v=''
+				;;
+			esac
+			awk -v v="$v" 'BEGIN { exit !(v + 0 > 0 && v + 0 < 1e12) }' && ok=1
+		fi
+		[ $ok = 1 ] && break
+		grep -q 'Correlation coefficient' "$WORK/run.client" "$WORK/run.server" || break
+		[ "$attempt" -lt 3 ] && say "$DRV $FAM $w $size: perftest clock calibration failed, again"
+	done
+	if [ $ok = 0 ]; then
+		say "$DRV $FAM run $RUN $w $size: fail ($PERF_RC; $log.*)"
+		sed 's/^/bench:   client| /' "$WORK/run.client" | grep -v -e '^bench:   client| *$' |
+			tail -3 || true
+		return 0
+	fi
+	case $kind in
+	bw | rate)
+		# kernel CPU-seconds per GB moved, or per million messages
+		local per=$((msgs * size)) scale=1e9 unit=Gb/s cu=CPU-s/GB
+		[ "$kind" = rate ] && per=$msgs scale=1e6 unit=Mpps cu=CPU-s/Mmsg
+		[ -n "$KT" ] && cpu=$(awk -v t="$KT" -v hz="$HZ" -v p="$per" -v k="$scale" \
+			'BEGIN { printf "%.3f", t / hz / (p / k) }')
+		add_result "$DRV|$FAM|$w|$size" "$v"
+		[ -n "$cpu" ] && add_cpu "$DRV|$FAM|$w|$size" "$cpu"
+		say "$DRV $FAM run $RUN $w $size: $v $unit, kernel ${cpu:-?} $cu ($((SECONDS - t0)) s)"
+		;;
+	lat)
+		add_result "$DRV|$FAM|$w.p50|$size" "${lat[0]}"
+		add_result "$DRV|$FAM|$w.p99|$size" "${lat[1]}"
+		add_result "$DRV|$FAM|$w.p99.9|$size" "${lat[2]}"
+		add_result "$DRV|$FAM|$w.max|$size" "${lat[3]}"
+		say "$DRV $FAM run $RUN $w $size: p50 ${lat[0]}, p99 ${lat[1]}, p99.9 ${lat[2]}," \
+			"max ${lat[3]} usec ($((SECONDS - t0)) s)"
+		;;
+	esac
+	return 0
+}
+
+# The rows: "WORKLOAD KIND FAMILIES BIN SIZE [OPTIONS...]", in table order. FAMILIES is all,
+# wire (the veth families) or the one family of the row. bw rows run --bw-iters messages of
+# 64 KiB per run and four times as many smaller ones, split over the QPs with -q; rate rows
+# --rate-iters messages; lat rows --lat-iters round trips. The workload names: _q4 four QPs,
+# _bidir both directions (-b), _l16 16 work requests per doorbell (--post_list 16, a message
+# rate row), _I0 inline data off (-I 0). Trimmed to keep the default bench (5 runs) within about
+# 45 minutes on the 2-core TCG machine: four QPs for WRITE only; on the veth, 64-byte messages,
+# latency and the bidirectional WRITE at MTU 1500 only; no inline data on loopback only.
+ROWS=(
+	"ib_write_bw bw veth1500 ib_write_bw 64"
+	"ib_write_bw bw all ib_write_bw 4096"
+	"ib_write_bw bw all ib_write_bw 65536"
+	"ib_read_bw bw veth1500 ib_read_bw 64"
+	"ib_read_bw bw all ib_read_bw 4096"
+	"ib_read_bw bw all ib_read_bw 65536"
+	"ib_send_bw bw veth1500 ib_send_bw 64"
+	"ib_send_bw bw all ib_send_bw 4096"
+	"ib_send_bw bw all ib_send_bw 65536"
+	"ib_write_bw_q4 bw all ib_write_bw 65536 -q 4"
+	"ib_write_bw_bidir bw loop ib_write_bw 65536 -b"
+	"ib_write_bw_bidir bw veth1500 ib_write_bw 65536 -b"
+	"ib_write_rate_l16 rate loop ib_write_bw 64 -l 16"
+	"ib_write_rate_l16 rate veth1500 ib_write_bw 64 -l 16"
+	"ib_write_rate_l16 rate all ib_write_bw 4096 -l 16"
+	"ib_send_rate_l16 rate loop ib_send_bw 64 -l 16"
+	"ib_send_rate_l16 rate veth1500 ib_send_bw 64 -l 16"
+	"ib_send_rate_l16 rate all ib_send_bw 4096 -l 16"
+	"ib_send_lat lat loop ib_send_lat 2"
+	"ib_send_lat lat veth1500 ib_send_lat 2"
+	"ib_write_lat lat loop ib_write_lat 2"
+	"ib_write_lat lat veth1500 ib_write_lat 2"
+	"ib_read_lat lat loop ib_read_lat 2"
+	"ib_read_lat lat veth1500 ib_read_lat 2"
+	"ib_atomic_lat lat loop ib_atomic_lat 8"
+	"ib_atomic_lat lat veth1500 ib_atomic_lat 8"
+	"ib_send_lat_I0 lat loop ib_send_lat 2 -I 0"
+	"ib_write_lat_I0 lat loop ib_write_lat 2 -I 0"
+)
+
+# row_applies ROW FAMILY: the row runs in FAMILY and matches the --rows filter.
+row_applies() {
+	local w kind fams
+	read -r w kind fams _ <<<"$1"
+	case $fams in
+	all) ;;
+	wire) [ "$2" != loop ] || return 1 ;;
+	*) [ "$2" = "$fams" ] || return 1 ;;
+	esac
+	[[ $w =~ $rows_re ]]
+}
+
+# run_row ROW: one run of ROW in the current family.
+run_row() {
+	local w kind fams bin size rest q=1 dir=1 iters
+	local -a opts
+	read -r w kind fams bin size rest <<<"$1"
+	read -r -a opts <<<"$rest"
+	[[ " ${opts[*]} " == *" -q 4 "* ]] && q=4
+	[[ " ${opts[*]} " == *" -b "* ]] && dir=2
+	case $kind in
+	bw) iters=$bw_iters; [ "$size" -ge 65536 ] || iters=$((bw_iters * 4)) ;;
+	rate) iters=$rate_iters ;;
+	lat) iters=$lat_iters ;;
+	esac
+	# perftest's -n counts per QP; with post lists it must be a multiple of the list length
+	iters=$((iters / q))
+	[ "$kind" = rate ] && iters=$(((iters + 15) / 16 * 16))
+	run_perf "$kind" "$w" "$bin" "$size" "$iters" $((iters * q * dir)) "${opts[@]}"
+}
