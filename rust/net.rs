@@ -35,7 +35,7 @@ pub(crate) use route::{
 pub(crate) use skb::{
     SkBuff,
     SkbQueue,
-    SkbWriter, //
+    SkbTrain, //
 };
 pub(crate) use udp_tunnel::{
     UdpReceiver,

@@ -206,8 +206,8 @@ void rrxe_helper_link_unlock(void)
 	mutex_unlock(&rrxe_link_mutex);
 }
 
-struct sk_buff *rrxe_helper_skb_alloc_uninit(struct net_device *ndev, unsigned int len,
-					     unsigned int headroom)
+struct sk_buff *rrxe_helper_skb_alloc(struct net_device *ndev, unsigned int len,
+				      unsigned int headroom)
 {
 	unsigned int room = headroom + LL_RESERVED_SPACE(ndev);
 	struct sk_buff *skb = alloc_skb(len + room, GFP_ATOMIC);
@@ -216,17 +216,7 @@ struct sk_buff *rrxe_helper_skb_alloc_uninit(struct net_device *ndev, unsigned i
 		return NULL;
 	skb_reserve(skb, room);
 	skb->dev = ndev;
-	skb_put(skb, len);
-	return skb;
-}
-
-struct sk_buff *rrxe_helper_skb_alloc(struct net_device *ndev, unsigned int len,
-				      unsigned int headroom)
-{
-	struct sk_buff *skb = rrxe_helper_skb_alloc_uninit(ndev, len, headroom);
-
-	if (skb)
-		memset(skb->data, 0, len);
+	skb_put_zero(skb, len);
 	return skb;
 }
 
@@ -240,14 +230,32 @@ void rrxe_helper_skb_consume(struct sk_buff *skb)
 	consume_skb(skb);
 }
 
-void rrxe_helper_skb_udp4_gso(struct sk_buff *skb, unsigned int gso_size, unsigned int segs,
-			      __be32 saddr, __be32 daddr)
+unsigned int rrxe_helper_skb_headlen(const struct sk_buff *skb)
+{
+	return skb_headlen(skb);
+}
+
+void rrxe_helper_skb_fraglist_append(struct sk_buff *head, struct sk_buff *member)
+{
+	struct sk_buff **pp = &skb_shinfo(head)->frag_list;
+
+	while (*pp)
+		pp = &(*pp)->next;
+	member->next = NULL;
+	*pp = member;
+	head->len += member->len;
+	head->data_len += member->len;
+	head->truesize += member->truesize;
+}
+
+void rrxe_helper_skb_udp_gso_fraglist(struct sk_buff *skb, unsigned int gso_size,
+				      unsigned int segs)
 {
 	skb_shinfo(skb)->gso_size = gso_size;
 	skb_shinfo(skb)->gso_segs = segs;
-	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
-	skb->ip_summed = CHECKSUM_PARTIAL;
-	udp4_hwcsum(skb, saddr, daddr);
+	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+	/* The UDP checksum is 0, as RoCEv2 senders send it: nothing to fill in. */
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
 }
 
 int rrxe_helper_skb_linearize(struct sk_buff *skb)

@@ -70,12 +70,12 @@ struct rtable;
 struct page;
 struct sk_buff *rrxe_helper_skb_alloc(struct net_device *ndev, unsigned int len,
 				      unsigned int headroom);
-struct sk_buff *rrxe_helper_skb_alloc_uninit(struct net_device *ndev, unsigned int len,
-					     unsigned int headroom);
 void rrxe_helper_skb_free(struct sk_buff *skb);
 void rrxe_helper_skb_consume(struct sk_buff *skb);
-void rrxe_helper_skb_udp4_gso(struct sk_buff *skb, unsigned int gso_size, unsigned int segs,
-			      __be32 saddr, __be32 daddr);
+unsigned int rrxe_helper_skb_headlen(const struct sk_buff *skb);
+void rrxe_helper_skb_fraglist_append(struct sk_buff *head, struct sk_buff *member);
+void rrxe_helper_skb_udp_gso_fraglist(struct sk_buff *skb, unsigned int gso_size,
+				      unsigned int segs);
 int rrxe_helper_skb_linearize(struct sk_buff *skb);
 unsigned char *rrxe_helper_skb_data(const struct sk_buff *skb);
 unsigned int rrxe_helper_skb_len(const struct sk_buff *skb);

@@ -32,21 +32,10 @@ impl SkBuff {
     /// device's link-layer room) in front for headers pushed later. Atomic allocation: callable
     /// in any context.
     pub(crate) fn alloc(ndev: &NetDevice, len: usize, headroom: usize) -> Result<Self> {
-        Self::alloc_with(bindings::rrxe_helper_skb_alloc, ndev, len, headroom)
-    }
-
-    /// Allocates through `helper`, one of the helpers that return a new skb of `len` bytes of
-    /// data for `ndev` (or NULL).
-    fn alloc_with(
-        helper: unsafe extern "C" fn(*mut bindings::net_device, u32, u32) -> *mut bindings::sk_buff,
-        ndev: &NetDevice,
-        len: usize,
-        headroom: usize,
-    ) -> Result<Self> {
         let len = u32::try_from(len).map_err(|_| EINVAL)?;
         let headroom = u32::try_from(headroom).map_err(|_| EINVAL)?;
         // SAFETY: `ndev` is valid; the helper returns a new skb or NULL.
-        let skb = unsafe { helper(ndev.as_raw(), len, headroom) };
+        let skb = unsafe { bindings::rrxe_helper_skb_alloc(ndev.as_raw(), len, headroom) };
         Ok(Self {
             skb: NonNull::new(skb).ok_or(ENOMEM)?,
         })
@@ -57,40 +46,6 @@ impl SkBuff {
     pub(crate) fn consume(self) {
         // SAFETY: By the type invariant we own the skb; `into_raw` gives up our ownership.
         unsafe { bindings::rrxe_helper_skb_consume(self.into_raw()) };
-    }
-
-    /// Makes this buffer, whose `data` starts at an IPv4 header followed by a UDP header
-    /// (transport header set), one UDP GSO packet of `segs` segments of `gso_size` UDP payload
-    /// bytes (the last may be shorter): the stack or the NIC cuts it, giving every segment a
-    /// copy of the headers with its own IP identification (the first's plus its index), IP
-    /// and UDP lengths and UDP checksum. `saddr`/`daddr` are the header's addresses.
-    pub(crate) fn set_udp4_gso(
-        &mut self,
-        gso_size: u16,
-        segs: u16,
-        saddr: [u8; 4],
-        daddr: [u8; 4],
-    ) -> Result {
-        let data = self.data();
-        let room = data.len().checked_sub(28).ok_or(EINVAL)?;
-        if gso_size == 0 || segs < 2 || data[0] != 0x45 || data[9] != 17 || room <= gso_size.into()
-        {
-            return Err(EINVAL);
-        }
-        // SAFETY: By the type invariant the skb is valid and ours; it holds an IPv4 header
-        // (checked) and its transport header is the UDP header behind it (the caller's
-        // contract, `reset_transport_header` after pushing UDP); the helper only sets GSO
-        // fields and the UDP pseudo-header checksum.
-        unsafe {
-            bindings::rrxe_helper_skb_udp4_gso(
-                self.as_raw(),
-                gso_size.into(),
-                segs.into(),
-                u32::from_ne_bytes(saddr),
-                u32::from_ne_bytes(daddr),
-            )
-        };
-        Ok(())
     }
 
     /// Takes ownership of a received buffer.
@@ -128,10 +83,10 @@ impl SkBuff {
     /// The linear data from `data` on. For a buffer that is not linear this is only its head;
     /// received buffers are linearised first.
     pub(crate) fn data(&self) -> &[u8] {
-        // SAFETY: By the type invariant the skb is valid. A linear skb (`alloc` makes them so,
-        // `linearize` too) holds `len` bytes at `data`; the borrow of `self` keeps it alive.
+        // SAFETY: By the type invariant the skb is valid. Its head holds `skb_headlen` bytes at
+        // `data`; the borrow of `self` keeps them alive.
         unsafe {
-            let len = bindings::rrxe_helper_skb_len(self.as_raw()) as usize;
+            let len = bindings::rrxe_helper_skb_headlen(self.as_raw()) as usize;
             let data = bindings::rrxe_helper_skb_data(self.as_raw());
             core::slice::from_raw_parts(data, len)
         }
@@ -141,7 +96,7 @@ impl SkBuff {
     pub(crate) fn data_mut(&mut self) -> &mut [u8] {
         // SAFETY: As in `data`; `&mut self` makes the access exclusive.
         unsafe {
-            let len = bindings::rrxe_helper_skb_len(self.as_raw()) as usize;
+            let len = bindings::rrxe_helper_skb_headlen(self.as_raw()) as usize;
             let data = bindings::rrxe_helper_skb_data(self.as_raw());
             core::slice::from_raw_parts_mut(data, len)
         }
@@ -156,7 +111,7 @@ impl SkBuff {
         unsafe {
             let nh = bindings::rrxe_helper_skb_network_header(self.as_raw());
             let data = bindings::rrxe_helper_skb_data(self.as_raw());
-            let len = bindings::rrxe_helper_skb_len(self.as_raw()) as usize;
+            let len = bindings::rrxe_helper_skb_headlen(self.as_raw()) as usize;
             if nh > data || (data as usize - nh as usize) > 256 {
                 return &[];
             }
@@ -256,49 +211,52 @@ impl Drop for SkBuff {
     }
 }
 
-/// A socket buffer being filled front to back. Its bytes are never readable before every one
-/// was written: [`Self::finish`] hands the buffer out only when it is full.
-pub(crate) struct SkbWriter {
-    skb: SkBuff,
-    len: usize,
-    filled: usize,
+/// A train of packets for UDP segmentation, chained without copying: a head buffer whose
+/// `data` starts at its IPv4 header, and members, each with its own IPv4 and UDP headers in
+/// front of its packet, in the head's `frag_list` (`SKB_GSO_FRAGLIST`). The stack, at transmit
+/// or in the receiving socket, splits it back into the buffers (`skb_segment_list`), giving each
+/// the head's link-layer header and rewriting each IPv4 header's length, identification (the
+/// head's plus the member's index) and checksum.
+pub(crate) struct SkbTrain {
+    head: SkBuff,
+    segs: u16,
 }
 
-impl SkbWriter {
-    /// A buffer of `len` bytes to fill for `ndev`, with `headroom` bytes (plus the device's
-    /// link-layer room) in front. Atomic allocation: callable in any context.
-    pub(crate) fn new(ndev: &NetDevice, len: usize, headroom: usize) -> Result<Self> {
-        // The data is not initialised: nothing reads it before `finish`.
-        let skb = SkBuff::alloc_with(bindings::rrxe_helper_skb_alloc_uninit, ndev, len, headroom)?;
-        Ok(Self {
-            skb,
-            len,
-            filled: 0,
-        })
+impl SkbTrain {
+    /// A train of one: `head`, whose headers are complete (network and transport header set).
+    pub(crate) fn new(head: SkBuff) -> Self {
+        Self { head, segs: 1 }
     }
 
-    /// Appends `src`; `EINVAL` (nothing written) if it does not fit.
-    pub(crate) fn put(&mut self, src: &[u8]) -> Result {
-        let end = self.filled.checked_add(src.len()).ok_or(EINVAL)?;
-        if end > self.len {
-            return Err(EINVAL);
-        }
-        // SAFETY: The skb is ours and holds `len` bytes at `data`; `[filled, end)` is inside
-        // them (checked) and `src` cannot overlap a buffer only this writer reaches.
-        unsafe {
-            let data = bindings::rrxe_helper_skb_data(self.skb.as_raw());
-            core::ptr::copy_nonoverlapping(src.as_ptr(), data.add(self.filled), src.len());
-        }
-        self.filled = end;
+    /// Appends `member`, whose `data` starts at its IPv4 header (network header set) with the
+    /// UDP header behind it (transport header set): its 28 bytes of headers stay in front of
+    /// its data, the packet is what the train carries.
+    pub(crate) fn push(&mut self, mut member: SkBuff) -> Result {
+        member.pull(28)?;
+        self.segs = self.segs.checked_add(1).ok_or(EINVAL)?;
+        // SAFETY: Both skbs are valid and ours; the head takes ownership of the member, which
+        // is linear (built by `alloc`) and not shared.
+        unsafe { bindings::rrxe_helper_skb_fraglist_append(self.head.as_raw(), member.into_raw()) };
         Ok(())
     }
 
-    /// The buffer, once every byte was written; `EINVAL` (and the buffer freed) otherwise.
-    pub(crate) fn finish(self) -> Result<SkBuff> {
-        if self.filled != self.len {
+    /// The train as one buffer for `ip_local_out`, marked for UDP segmentation with `gso_size`
+    /// bytes of UDP payload in the head (the members may be shorter). `EINVAL` (and the train
+    /// freed) for a train of one or a head whose payload is not `gso_size` bytes.
+    pub(crate) fn finish(self, gso_size: u16) -> Result<SkBuff> {
+        let head_payload = self.head.data().len().checked_sub(28);
+        if self.segs < 2 || head_payload != Some(gso_size.into()) {
             return Err(EINVAL);
         }
-        Ok(self.skb)
+        // SAFETY: The head is valid and ours; the helper sets GSO fields only.
+        unsafe {
+            bindings::rrxe_helper_skb_udp_gso_fraglist(
+                self.head.as_raw(),
+                gso_size.into(),
+                self.segs.into(),
+            )
+        };
+        Ok(self.head)
     }
 }
 

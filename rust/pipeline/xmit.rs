@@ -22,7 +22,7 @@ use crate::{
         Route4,
         Route6,
         SkBuff,
-        SkbWriter, //
+        SkbTrain, //
     },
     proto::{
         gso,
@@ -120,14 +120,12 @@ pub(crate) fn send_batch(dev: &Device<RrxeDevice>, items: &mut KVec<TxItem>, kic
             }
             continue;
         }
-        match SkbWriter::new(dev.netdev(), total, HEADROOM) {
-            Ok(w) => send_train(dev, w, packets.by_ref().take(n)),
-            // No memory for the train: its packets go one by one.
-            Err(_) => packets
-                .by_ref()
-                .take(n)
-                .for_each(|item| send(dev, item, kicks)),
+        let mut train = packets.by_ref().take(n);
+        if send_train(dev, &mut train, n, total).is_err() {
+            dev.count_send_err();
         }
+        // What a failed train left is dropped (RC retransmits it), never sent out of order.
+        train.for_each(|item| item.skb.consume());
     }
     // Packets past the plan (none: the batch holds at most `OUTBOX`) are sent alone.
     for item in packets {
@@ -162,61 +160,45 @@ fn train_at(dev: &Device<RrxeDevice>, items: &[TxItem]) -> (usize, usize) {
     gso::train_len(lens, OUTBOX)
 }
 
-/// Sends `packets` as one train through `w`, sized for all of them.
-fn send_train(dev: &Device<RrxeDevice>, mut w: SkbWriter, packets: impl Iterator<Item = TxItem>) {
-    let mut lens = [0usize; OUTBOX];
-    let mut n = 0;
-    let mut head = None;
-    for item in packets {
-        dev.count_sent_pkt();
-        let ok = w.put(item.skb.data()).is_ok();
-        if let Some(len) = lens.get_mut(n).filter(|_| ok) {
-            *len = item.skb.len();
-            n += 1;
-        }
-        head.get_or_insert((item.av, item.src_port));
-        item.skb.consume();
-    }
-    let Some((av, src_port)) = head else {
-        return;
-    };
-    let r = w.finish().and_then(|mut skb| {
-        let rt = train_ipv4(dev, &mut skb, &av, src_port, &lens[..n])?;
-        rt.output(skb)
-    });
-    if r.is_err() {
-        dev.count_send_err();
-    }
-}
-
-/// Pushes UDP and IPv4 headers over a train of packets of `lens` bytes, routes, marks it for
-/// UDP segmentation and writes each packet's ICRC for the headers of its segment.
-fn train_ipv4(
+/// Sends the `n` packets of `packets` (`total` bytes) as one train ([`SkbTrain`]): each gets
+/// its own IPv4 and UDP headers, with the identifications the route reserved for the train (the
+/// first's plus the packet's index, as the stack rewrites them when it cuts the train), and its
+/// ICRC over them, exactly as it would be sent alone; the first one's UDP header then covers
+/// the whole train until the stack cuts it.
+fn send_train(
     dev: &Device<RrxeDevice>,
-    skb: &mut SkBuff,
-    av: &AddressVector,
-    src_port: u16,
-    lens: &[usize],
-) -> Result<Route4> {
-    let segs = u16::try_from(lens.len()).map_err(|_| EINVAL)?;
-    let gso_size = lens.first().copied().ok_or(EINVAL)?;
-    let rt = ipv4_headers(dev, skb, av, src_port, segs)?;
-    let data = skb.data_mut();
-    let (hdrs, mut rest) = data.split_at_mut_checked(28).ok_or(EINVAL)?;
-    let ip: &[u8; 20] = hdrs[..20].try_into().map_err(|_| EINVAL)?;
-    let udp: &[u8; 8] = hdrs[20..].try_into().map_err(|_| EINVAL)?;
-    for (i, &len) in (0u16..).zip(lens) {
-        let (pkt, tail) = rest.split_at_mut_checked(len).ok_or(EINVAL)?;
-        let (sip, sudp) = gso::segment_headers(ip, udp, i, len).ok_or(EINVAL)?;
-        let covered = len.checked_sub(ICRC_LEN).ok_or(EINVAL)?;
-        let crc = Icrc::of_ipv4(&sip, &sudp, &pkt[..covered]);
-        pkt[covered..].copy_from_slice(&icrc::icrc_to_wire(crc));
-        rest = tail;
+    packets: &mut impl Iterator<Item = TxItem>,
+    n: usize,
+    total: usize,
+) -> Result {
+    let first = packets.next().ok_or(EINVAL)?;
+    dev.count_sent_pkt();
+    let (av, src_port) = (first.av, first.src_port);
+    let mut head = first.skb;
+    let segs = u16::try_from(n).map_err(|_| EINVAL)?;
+    let gso_size = u16::try_from(head.len()).map_err(|_| EINVAL)?;
+    let rt = ipv4_headers(dev, &mut head, &av, src_port, segs)?;
+    write_icrc(&mut head, 20)?;
+    let id0 = head.data().get(4..6).ok_or(EINVAL)?;
+    let id0 = u16::from_be_bytes([id0[0], id0[1]]);
+    let udp_len = u16::try_from(total + 8).map_err(|_| EINVAL)?;
+    head.data_mut()
+        .get_mut(24..26)
+        .ok_or(EINVAL)?
+        .copy_from_slice(&udp_len.to_be_bytes());
+    let mut train = SkbTrain::new(head);
+    for (i, item) in (1u16..).zip(packets) {
+        dev.count_sent_pkt();
+        let mut skb = item.skb;
+        push_ipv4_udp(&mut skb, &av, src_port)?;
+        skb.data_mut()
+            .get_mut(4..6)
+            .ok_or(EINVAL)?
+            .copy_from_slice(&id0.wrapping_add(i).to_be_bytes());
+        write_icrc(&mut skb, 20)?;
+        train.push(skb)?;
     }
-    let (saddr, daddr) = (v4(&av.sgid), v4(&av.dgid));
-    let gso_size = u16::try_from(gso_size).map_err(|_| EINVAL)?;
-    skb.set_udp4_gso(gso_size, segs, saddr, daddr)?;
-    Ok(rt)
+    rt.output(train.finish(gso_size)?)
 }
 
 /// Pushes the UDP header (checksum 0, as RoCEv2 senders do).
@@ -315,8 +297,15 @@ fn ipv4_headers(
     src_port: u16,
     segs: u16,
 ) -> Result<Route4> {
+    let rt = Route4::lookup(dev.netdev(), v4(&av.sgid), v4(&av.dgid))?;
+    push_ipv4_udp(skb, av, src_port)?;
+    rt.prepare(skb, segs)?;
+    Ok(rt)
+}
+
+/// Pushes UDP and IPv4 headers in front of the data (identification 0: routing picks it).
+fn push_ipv4_udp(skb: &mut SkBuff, av: &AddressVector, src_port: u16) -> Result {
     let (saddr, daddr) = (v4(&av.sgid), v4(&av.dgid));
-    let rt = Route4::lookup(dev.netdev(), saddr, daddr)?;
     push_udp(skb, src_port)?;
     let total = u16::try_from(skb.len() + 20).map_err(|_| EINVAL)?;
     {
@@ -332,6 +321,6 @@ fn ipv4_headers(
         ip[16..20].copy_from_slice(&daddr);
     }
     skb.set_protocol(ETH_P_IP);
-    rt.prepare(skb, segs)?;
-    Ok(rt)
+    skb.reset_network_header();
+    Ok(())
 }

@@ -3,13 +3,13 @@
 //! Trains: consecutive RoCEv2 packets to one destination sent as one UDP GSO buffer.
 //!
 //! The stack (or the NIC) cuts a UDP GSO buffer into segments of `gso_size` UDP payload bytes,
-//! the last possibly shorter, and gives each a copy of the IPv4 and UDP headers with its own
-//! lengths, IP identification (the buffer's plus the segment's index: `inet_gso_segment`) and
-//! UDP checksum (`__udp_gso_segment`). A train is therefore a run of packets laid out back to
-//! back, each with its own BTH, payload and ICRC, all of one length but the last, which may be
-//! shorter. The ICRC of each packet covers the headers its segment will carry, which
-//! [`segment_headers`] derives; the UDP checksum is masked out of the ICRC, so every segment's
-//! RoCE bytes are those the packet would have had on its own.
+//! the last possibly shorter, and gives each segment its own IPv4 and UDP lengths and an IP
+//! identification: the buffer's plus the segment's index (`inet_gso_segment`). A train is
+//! therefore a run of packets, each with its own BTH, payload and ICRC, all of one length but
+//! the last, which may be shorter. The ICRC of each packet must cover the headers its segment
+//! will carry, which [`segment_headers`] derives from the train's; the host tests check that
+//! they are the headers the packet has when sent alone (the UDP checksum aside: the ICRC masks
+//! it), so the driver builds every packet of a train as if it were sent alone.
 
 use super::icrc::{
     IPV4_HDR_LEN,
