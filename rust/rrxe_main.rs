@@ -73,8 +73,8 @@ module! {
             description: "1: put C rxe's ICRC on FLUSH requests (it covers the headers twice; rxe drops others); 0: the IBA ICRC. Either is accepted on receive",
         },
         gso: u8 {
-            default: 0,
-            description: "1: send runs of packets to one IPv4 peer as UDP GSO trains (experimental: costs a copy); 0: one packet at a time",
+            default: 1,
+            description: "1: send runs of packets to one IPv4 peer as UDP GSO trains (chained buffers, no copy); 0: one packet at a time",
         },
     },
 }
