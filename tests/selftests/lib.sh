@@ -17,8 +17,9 @@ fi
 KSFT_SKIP=4
 DEV=t${TYPE}0
 
-# Test programs built on the host (scripts/build-tests) into the cache, visible in the guest.
-BIN=${RRXE_CACHE:-$HOME/.cache/rrxe}/tests
+# Test programs built on the host (scripts/build-tests) into the cache, visible in the guest
+# (RRXE_TESTS_BIN: another build of them, e.g. one inside a snapshot of the tree).
+BIN=${RRXE_TESTS_BIN:-${RRXE_CACHE:-$HOME/.cache/rrxe}/tests}
 need_bin() { [ -x "$BIN/$1" ] || skip "$BIN/$1 not built (scripts/build-tests)"; }
 
 diag() { printf '# %s\n' "$*"; }
