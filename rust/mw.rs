@@ -52,6 +52,16 @@ const WINDOW_ACCESS: u32 = crate::mr::ACCESS_REMOTE_READ
     | ACCESS_ZERO_BASED
     | crate::mr::ACCESS_FLUSH_GLOBAL;
 
+/// `IB_ACCESS_OPTIONAL`: hints (relaxed ordering) a driver may ignore.
+const ACCESS_OPTIONAL: u32 = 0x3ff0_0000;
+
+/// The rights a bind request may name: the window's, plus the local rights of a region and the
+/// optional hints. rdma-core's callers bind with the rights they registered the region with
+/// (its test suite binds with `REMOTE_WRITE | LOCAL_WRITE`) and C rxe accepts every right a
+/// region may have (`RXE_ACCESS_SUPPORTED_MW`). Local rights mean nothing for a window, which
+/// only remote requests use: they are accepted and dropped, never recorded.
+const BIND_ACCESS: u32 = WINDOW_ACCESS | ACCESS_LOCAL_WRITE | ACCESS_MW_BIND | ACCESS_OPTIONAL;
+
 /// The table the data path finds windows in, by index.
 pub(crate) type MwTable = SparseTable<Arc<MwState>>;
 
@@ -131,10 +141,10 @@ impl MwState {
         pd: usize,
         qp: &QpToken,
     ) -> Result {
-        let access = req.access;
-        if self.pd != pd || access & !WINDOW_ACCESS != 0 {
+        if self.pd != pd || req.access & !BIND_ACCESS != 0 {
             return Err(EINVAL);
         }
+        let access = req.access & WINDOW_ACCESS;
         if self.mw_type == MwType::Type1 && access & ACCESS_ZERO_BASED != 0 {
             return Err(EINVAL);
         }

@@ -249,8 +249,10 @@ static void test_mw_type1(void)
 	struct ibv_mw_bind bind = {
 		.wr_id = 0x60,
 		.send_flags = IBV_SEND_SIGNALED,
+		/* With a local right, as rdma-core's own tests bind: accepted, meaningless. */
 		.bind_info = { .mr = bmr, .addr = win, .length = 4096,
-			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ },
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+						  IBV_ACCESS_LOCAL_WRITE },
 	};
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
@@ -281,12 +283,15 @@ static void test_mw_type1(void)
 		CHECK(!connect_pair(), "reconnect");
 	}
 
-	/* Rebind read-only elsewhere: the old rkey dies, the new one refuses writes. */
+	/*
+	 * Rebind read-only elsewhere: the old rkey dies, the new one refuses writes (the local
+	 * write right the bind names grants no remote write).
+	 */
 	uint32_t old = mw->rkey;
 	bind.wr_id = 0x64;
 	bind.bind_info.addr = win + 4096;
 	bind.bind_info.length = 1024;
-	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
 	CHECK(!ibv_bind_mw(qa, mw, &bind) && expect(cqa, 0x64, IBV_WC_SUCCESS, IBV_WC_BIND_MW),
 	      "type 1 rebind completes");
 	CHECK(write_via(0x65, old, win, 8, IBV_WC_REM_ACCESS_ERR),
@@ -344,7 +349,8 @@ static void test_mw_type2(void)
 	CHECK(write_via(0x70, mw->rkey, win, 8, IBV_WC_REM_ACCESS_ERR),
 	      "a type 2 window is unusable before its first bind");
 	CHECK(!connect_pair(), "reconnect");
-	CHECK(!bind2(qb, cqb, mw, 0x71, win, 4096, rw), "type 2 bind on the responder's QP");
+	CHECK(!bind2(qb, cqb, mw, 0x71, win, 4096, rw | IBV_ACCESS_LOCAL_WRITE),
+	      "type 2 bind on the responder's QP (with a local right, as rdma-core binds)");
 	fill(abuf, 4096, 8);
 	CHECK(write_via(0x72, mw->rkey, win, 4096, IBV_WC_SUCCESS) &&
 		      !memcmp(abuf, bbuf + 49152, 4096),
