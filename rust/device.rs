@@ -31,6 +31,7 @@ use crate::{
         MwType,
         NotifyFlags,
         ObjRef,
+        PhysState,
         PortAttr,
         PortState,
         Qp,
@@ -79,8 +80,9 @@ use kernel::{
 ///
 /// Lifetime: owned by ib_core from registration until `dealloc_driver`, see [`ib::Device`].
 pub(crate) struct RrxeDevice {
-    /// System image GUID: the EUI-64 of the netdev's MAC at creation.
-    guid: u64,
+    /// System image GUID: the EUI-64 of the netdev's MAC at creation, until `modify_device`
+    /// sets another.
+    guid: Atomic<u64>,
     /// Whether port 1 was last reported active; netdev events only report real changes.
     port_active: Atomic<bool>,
     /// QP numbers.
@@ -123,7 +125,7 @@ impl RrxeDevice {
         ndev: NetDeviceRef,
     ) -> impl PinInit<Self, Error> {
         try_init!(Self {
-            guid,
+            guid: Atomic::new(guid),
             port_active: Atomic::new(running),
             qpns: Arc::pin_init(
                 IndexPool::new_spread(limits::MIN_QP_INDEX, limits::MAX_QP_INDEX)?,
@@ -322,23 +324,30 @@ impl ib::DeviceOps for RrxeDevice {
     const NODE_DESC: &'static CStr = c"rrxe";
 
     fn device_attr(dev: &Device<Self>) -> DeviceAttr {
-        limits::device_attr(dev.guid)
+        limits::device_attr(dev.guid.load(Relaxed))
+    }
+
+    fn set_sys_image_guid(dev: &Device<Self>, guid: u64) {
+        dev.guid.store(guid, Relaxed);
     }
 
     fn port_attr(dev: &Device<Self>, port: u32) -> Result<PortAttr> {
         if port != 1 {
             return Err(EINVAL);
         }
-        // A device whose netdev is gone (being unregistered) reports a down port.
-        let (running, mtu) = dev
-            .with_netdev(|nd| (nd.is_running(), nd.mtu()))
-            .unwrap_or((false, 0));
+        // A device whose netdev is gone (being unregistered) reports a disabled port.
+        let (running, phys_state, mtu) = dev
+            .with_netdev(|nd| (nd.is_running(), PhysState::of_netdev(nd), nd.mtu()))
+            .unwrap_or((false, PhysState::Disabled, 0));
         Ok(PortAttr {
             state: if running {
                 PortState::Active
             } else {
                 PortState::Down
             },
+            phys_state,
+            // VL0 only, as rxe.
+            max_vl_num: 1,
             max_mtu: Mtu::Mtu4096,
             active_mtu: limits::active_mtu(mtu),
             gid_tbl_len: limits::GID_TABLE_LEN,

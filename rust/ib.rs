@@ -21,6 +21,7 @@ mod object;
 mod ops;
 mod qp;
 mod srq;
+mod sysfs;
 mod timer;
 mod uabi;
 mod udata;
@@ -32,6 +33,7 @@ pub(crate) use attr::{
     AtomicCap,
     DeviceAttr,
     Mtu,
+    PhysState,
     PortAttr,
     PortState, //
 };

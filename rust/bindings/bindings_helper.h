@@ -22,6 +22,7 @@
 #include <uapi/rdma/rdma_user_rxe.h>
 
 #include "helpers.h"
+#include "device_attrs.h"
 
 /* Constants bindgen cannot evaluate from macros. */
 const int RRXE_NOTIFY_DONE = NOTIFY_DONE;

@@ -3,7 +3,10 @@
 //! Device and port attributes (`struct ib_device_attr`, `struct ib_port_attr`) as plain Rust
 //! values that the driver fills and the abstraction copies into the C structures.
 
-use crate::bindings;
+use crate::{
+    bindings,
+    net::NetDevice, //
+};
 
 /// `IB_DEVICE_*` capability bits for [`DeviceAttr::device_cap_flags`].
 pub(crate) mod device_cap {
@@ -119,6 +122,40 @@ pub(crate) enum PortState {
     Down,
     /// The port can send and receive.
     Active,
+}
+
+/// Physical port state (`enum ib_port_phys_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PhysState {
+    /// The port is administratively down.
+    Disabled,
+    /// The port is up and waits for a link.
+    Polling,
+    /// The link is up.
+    LinkUp,
+}
+
+impl PhysState {
+    /// The physical state of an Ethernet port on `nd`, as rxe reports it: link up when the
+    /// netdev is up with carrier, polling when it is up without carrier, disabled when down.
+    pub(crate) fn of_netdev(nd: &NetDevice) -> Self {
+        if nd.is_running() {
+            Self::LinkUp
+        // SAFETY: `nd` is a valid netdev for the duration of the borrow.
+        } else if unsafe { bindings::rrxe_helper_netdev_is_up(nd.as_raw()) } {
+            Self::Polling
+        } else {
+            Self::Disabled
+        }
+    }
+
+    fn to_raw(self) -> u8 {
+        (match self {
+            Self::Disabled => bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED,
+            Self::Polling => bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_POLLING,
+            Self::LinkUp => bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP,
+        }) as u8
+    }
 }
 
 /// Device attributes reported by `query_device` (and cached by the core at registration).
@@ -244,6 +281,10 @@ impl DeviceAttr {
 pub(crate) struct PortAttr {
     /// Logical state.
     pub(crate) state: PortState,
+    /// Physical state.
+    pub(crate) phys_state: PhysState,
+    /// Virtual lanes (`IB_VL_*` encoding: 1 is VL0 only).
+    pub(crate) max_vl_num: u8,
     /// Largest MTU the port supports.
     pub(crate) max_mtu: Mtu,
     /// MTU in use (follows the netdev MTU).
@@ -267,11 +308,8 @@ impl PortAttr {
         } else {
             bindings::ib_port_state_IB_PORT_DOWN
         };
-        c.phys_state = if active {
-            bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP as u8
-        } else {
-            bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED as u8
-        };
+        c.phys_state = self.phys_state.to_raw();
+        c.max_vl_num = self.max_vl_num;
         c.max_mtu = self.max_mtu.to_raw();
         c.active_mtu = self.active_mtu.to_raw();
         c.gid_tbl_len = clamp_int(self.gid_tbl_len);

@@ -117,6 +117,8 @@ impl<T: DeviceOps> Device<T> {
         let mut ops = Adapter::<T>::OPS;
         // SAFETY: Returns `THIS_MODULE` of this module.
         ops.owner = unsafe { bindings::rrxe_helper_this_module() };
+        // A static group that outlives every device (an `OPS` constant cannot name a static).
+        ops.device_group = super::sysfs::device_group();
         // SAFETY: `ib` is valid; the core copies the table. From here on `ib_dealloc_device`
         // calls `dealloc_driver`, which drops `data`.
         unsafe { bindings::ib_set_device_ops(ib, &ops) };
@@ -163,6 +165,21 @@ impl<T: DeviceOps> Device<T> {
         // SAFETY: `name` is a NUL-terminated array set at registration and only renamed under
         // the core's locks; a racing rename is still NUL-terminated.
         unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr().cast()) }
+    }
+
+    /// Replaces the node description (`/sys/class/infiniband/*/node_desc`) with `desc` up to
+    /// its first NUL, cut to 63 bytes so the field stays NUL-terminated.
+    pub(crate) fn set_node_desc(&self, desc: &[c_char]) {
+        let n = desc.iter().position(|&c| c == 0).unwrap_or(desc.len());
+        // SAFETY: The device is valid. Readers (sysfs, the SMA) take no lock, as with every
+        // driver's `modify_device`: a reader racing this write may see a mix of the old and
+        // the new description, never bytes outside the field, whose last byte stays NUL.
+        let field = unsafe { &mut (*self.as_raw()).node_desc };
+        let n = n.min(field.len() - 1);
+        let src = Iterator::chain(desc[..n].iter().copied(), core::iter::repeat(0));
+        for (slot, c) in field.iter_mut().zip(src) {
+            *slot = c;
+        }
     }
 
     /// Calls `f` with the netdev bound to port 1, if it is still bound.

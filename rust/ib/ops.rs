@@ -116,6 +116,10 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The device attributes. Also read once by the core at registration.
     fn device_attr(dev: &Device<Self>) -> DeviceAttr;
 
+    /// Sets the system image GUID `query_device` reports (`modify_device`), in the byte order
+    /// of [`DeviceAttr::sys_image_guid`].
+    fn set_sys_image_guid(dev: &Device<Self>, guid: u64);
+
     /// The attributes of port `port` (always 1: one port per device).
     fn port_attr(dev: &Device<Self>, port: u32) -> Result<PortAttr>;
 
@@ -299,6 +303,7 @@ impl<T: DeviceOps> Adapter<T> {
         uverbs_abi_ver: 2,
         query_device: Some(Self::query_device),
         query_port: Some(Self::query_port),
+        modify_device: Some(Self::modify_device),
         get_port_immutable: Some(Self::get_port_immutable),
         get_link_layer: Some(Self::get_link_layer),
         query_pkey: Some(Self::query_pkey),

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # libibverbs (stock rxe provider) sees the device with true attributes: ibv_devices,
-# ibv_devinfo [-v].
+# ibv_devinfo [-v]; rxe's sysfs attributes: parent, a writable node_desc.
 . "$(dirname "$0")/lib.sh"
 trap cleanup_driver EXIT
 nic_up
@@ -38,4 +38,17 @@ expectv "max_msg_sz:[[:space:]]+0x80000000"
 expectv "sys_image_guid:[[:space:]]+$(echo "$guid" | sed 's/\(....\)\(....\)\(....\)\(....\)/\1:\2:\3:\4/')"
 check "pkey 0 is the default P_Key" bash -c "grep -q 0xffff /sys/class/infiniband/$DEV/ports/1/pkeys/0"
 check "link layer in sysfs" bash -c "grep -q Ethernet /sys/class/infiniband/$DEV/ports/1/link_layer"
+# One virtual lane, VL0 (IB_VL_VL0 = 1), as rxe.
+expectv "max_vl_num:[[:space:]]+1 \(1\)"
+# rxe's driver attribute: the name of the netdev (rdma-core's udev rules read it).
+sys=/sys/class/infiniband/$DEV
+check "parent is $NIC" bash -c "[ \"\$(cat $sys/parent)\" = $NIC ]"
+# modify_device: the node description is writable (root only) and reads back.
+check "write node_desc" bash -c "echo 'rrxe selftest node' >$sys/node_desc"
+check "node_desc reads back" grep -q '^rrxe selftest node$' "$sys/node_desc"
+# A description longer than the field is cut to it, not refused.
+check "write a 100-byte node_desc" bash -c "printf '%0100d' 0 >$sys/node_desc"
+len=$(head -1 "$sys/node_desc" | tr -d '\n' | wc -c)
+diag "node_desc after a 100-byte write: $len bytes"
+[ "$len" -ge 63 ] && [ "$len" -le 64 ] || fail "node_desc of $len bytes after a 100-byte write"
 exit 0

@@ -58,6 +58,38 @@ impl<T: DeviceOps> Adapter<T> {
         })
     }
 
+    /// `ib_modify_device`: the node description (written through
+    /// `/sys/class/infiniband/*/node_desc`) and the system image GUID, as rxe allows.
+    ///
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn modify_device(
+        ib: *mut bindings::ib_device,
+        mask: c_int,
+        attr: *mut bindings::ib_device_modify,
+    ) -> c_int {
+        from_result(|| {
+            let guid = bindings::ib_device_modify_flags_IB_DEVICE_MODIFY_SYS_IMAGE_GUID as c_int;
+            let desc = bindings::ib_device_modify_flags_IB_DEVICE_MODIFY_NODE_DESC as c_int;
+            if mask & !(guid | desc) != 0 {
+                return Err(eopnotsupp());
+            }
+            // SAFETY: ib_core passes one of our devices.
+            let dev = unsafe { Self::dev(ib) };
+            // SAFETY: `attr` is valid for this call; copied before use.
+            let attr = unsafe { attr.read() };
+            if mask & guid != 0 {
+                // The caller's host-order GUID; the attribute is stored big-endian.
+                T::set_sys_image_guid(dev, attr.sys_image_guid.to_be());
+            }
+            if mask & desc != 0 {
+                dev.set_node_desc(&attr.node_desc);
+            }
+            Ok(0)
+        })
+    }
+
     /// # Safety
     ///
     /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
