@@ -4,7 +4,10 @@
 //! written for rxe keep working). The packet pipeline adds its drop-reason counters here.
 
 use crate::{
-    ib::StatDesc,
+    ib::{
+        PmaCounters,
+        StatDesc, //
+    },
     pipeline::DropReason, //
 };
 use kernel::sync::atomic::{
@@ -133,5 +136,17 @@ impl Counters {
     /// The value of counter `index`, 0 for an unknown index.
     pub(crate) fn get(&self, index: usize) -> u64 {
         self.0.get(index).map_or(0, |a| a.load(Relaxed))
+    }
+
+    /// What the performance management agent reports (rxe's choice of counters).
+    pub(crate) fn pma(&self) -> PmaCounters {
+        let get = |c: Counter| self.get(c as usize);
+        PmaCounters {
+            xmit_bytes: get(Counter::SentBytes),
+            rcv_bytes: get(Counter::RcvdBytes),
+            xmit_packets: get(Counter::SentPkts),
+            rcv_packets: get(Counter::RcvdPkts),
+            link_downed: get(Counter::LinkDowned),
+        }
     }
 }

@@ -32,6 +32,7 @@ use crate::{
         NotifyFlags,
         ObjRef,
         PhysState,
+        PmaCounters,
         PortAttr,
         PortState,
         Qp,
@@ -363,6 +364,10 @@ impl ib::DeviceOps for RrxeDevice {
 
     fn counter(dev: &Device<Self>, index: usize) -> u64 {
         dev.counters.get(index)
+    }
+
+    fn pma_counters(dev: &Device<Self>) -> PmaCounters {
+        dev.counters.pma()
     }
 
     type Cq = RrxeCq;

@@ -15,6 +15,7 @@ mod cq;
 mod device;
 mod link;
 mod live;
+mod mad;
 mod mmap;
 mod mr;
 mod object;
@@ -56,6 +57,7 @@ pub(crate) use link::{
     LinkRegistration, //
 };
 pub(crate) use live::ObjRef;
+pub(crate) use mad::PmaCounters;
 pub(crate) use mmap::MmapHandle;
 pub(crate) use mr::{
     Mr,

@@ -15,6 +15,7 @@ use super::{
         NotifyFlags, //
     },
     device::DRIVER_ID,
+    mad::PmaCounters,
     mmap::MmapEntry,
     mr::{
         Mr,
@@ -128,6 +129,10 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
 
     /// The value of counter `index` (an index into [`Self::counter_descs`]).
     fn counter(dev: &Device<Self>, index: usize) -> u64;
+
+    /// What the performance management agent reports (`process_mad`: PortCounters,
+    /// PortCountersExt). Must not sleep.
+    fn pma_counters(dev: &Device<Self>) -> PmaCounters;
 
     /// The driver data of a completion queue, dropped when the CQ is destroyed.
     type Cq: Send + Sync;
@@ -304,6 +309,7 @@ impl<T: DeviceOps> Adapter<T> {
         query_device: Some(Self::query_device),
         query_port: Some(Self::query_port),
         modify_device: Some(Self::modify_device),
+        process_mad: Some(Self::process_mad),
         get_port_immutable: Some(Self::get_port_immutable),
         get_link_layer: Some(Self::get_link_layer),
         query_pkey: Some(Self::query_pkey),
