@@ -31,47 +31,73 @@ impl LinkOps for RrxeLink {
     const TYPE: &'static CStr = c"rrxe";
 
     fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
-        if ndev.is_vlan() {
-            pr_err!(
-                "{}: refusing {}: create the device on the real netdev, VLAN traffic is received there\n",
-                name,
-                ndev.name()
-            );
-            return Err(EPERM);
-        }
-        // Check and register under one lock so two requests cannot bind the same netdev.
-        let _guard = LinkLock::lock();
-        if let Some(existing) = Device::<RrxeDevice>::get_by_netdev(ndev) {
-            pr_err!(
-                "{}: {} already has RDMA device {}: one device per netdev\n",
-                name,
-                ndev.name(),
-                existing.name()
-            );
-            return Err(EEXIST);
-        }
-        let tunnel = shared_tunnel(ndev)?;
-        Device::register(
-            name,
-            ndev,
-            RrxeDevice::new(
-                ndev.eui64(),
-                ndev.is_running(),
-                tunnel,
-                NetDeviceRef::new(ndev),
-            ),
-        )
-        .inspect_err(|e| {
-            pr_err!(
-                "{}: registration on {} failed: {:?}\n",
-                name,
-                ndev.name(),
-                e
-            )
-        })?;
-        pr_info!("{}: added on {} (mtu {})\n", name, ndev.name(), ndev.mtu());
-        Ok(())
+        add(name, ndev, Self::TYPE)
     }
+}
+
+/// The `rxe` link type, so that `rdma link add NAME type rxe netdev DEV` (what tools, scripts
+/// and documentation say) creates an rrxe device while rrxe is loaded (module parameter
+/// `rxe_link`). rrxe never claims rdma_rxe's module alias: without rrxe loaded, the same
+/// command loads rdma_rxe. rrxe and rdma_rxe never share a kernel (`conflict.rs`), so the type
+/// name is never registered twice.
+pub(crate) struct RxeLink;
+
+impl LinkOps for RxeLink {
+    const TYPE: &'static CStr = c"rxe";
+
+    fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
+        add(name, ndev, Self::TYPE)
+    }
+}
+
+/// Creates rrxe device `name` on `ndev`, asked for as link type `link_type`.
+fn add(name: &CStr, ndev: &NetDevice, link_type: &CStr) -> Result {
+    if ndev.is_vlan() {
+        pr_err!(
+            "{}: refusing {}: create the device on the real netdev, VLAN traffic is received there\n",
+            name,
+            ndev.name()
+        );
+        return Err(EPERM);
+    }
+    // Check and register under one lock so two requests cannot bind the same netdev.
+    let _guard = LinkLock::lock();
+    if let Some(existing) = Device::<RrxeDevice>::get_by_netdev(ndev) {
+        pr_err!(
+            "{}: {} already has RDMA device {}: one device per netdev\n",
+            name,
+            ndev.name(),
+            existing.name()
+        );
+        return Err(EEXIST);
+    }
+    let tunnel = shared_tunnel(ndev)?;
+    Device::register(
+        name,
+        ndev,
+        RrxeDevice::new(
+            ndev.eui64(),
+            ndev.is_running(),
+            tunnel,
+            NetDeviceRef::new(ndev),
+        ),
+    )
+    .inspect_err(|e| {
+        pr_err!(
+            "{}: registration on {} failed: {:?}\n",
+            name,
+            ndev.name(),
+            e
+        )
+    })?;
+    pr_info!(
+        "{}: added on {} (mtu {}, link type {})\n",
+        name,
+        ndev.name(),
+        ndev.mtu(),
+        link_type
+    );
+    Ok(())
 }
 
 /// The UDP port 4791 sockets of `ndev`'s network namespace: shared with the rrxe devices

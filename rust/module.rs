@@ -13,7 +13,10 @@ use crate::{
         LinkRegistration, //
     },
     kernel_ext::ModuleWatch,
-    link::RrxeLink,
+    link::{
+        RrxeLink,
+        RxeLink, //
+    },
     net::{
         NetdevNotifier,
         NetnsTunnels, //
@@ -29,6 +32,9 @@ pub(crate) struct RrxeModule {
     /// `rdma link add ... type rrxe`.
     #[pin]
     link: LinkRegistration<RrxeLink>,
+    /// `rdma link add ... type rxe`, unless the module parameter `rxe_link` is 0.
+    #[pin]
+    rxe_link: LinkRegistration<RxeLink>,
     /// Owns all devices; unregisters them on drop.
     devices: Driver<RrxeDevice>,
     /// Closes a network namespace's UDP tunnel sockets when the namespace goes, even while
@@ -54,6 +60,7 @@ impl kernel::InPlaceModule for RrxeModule {
             netdev_events <- NetdevNotifier::register(),
             netns_tunnels <- NetnsTunnels::register(),
             devices: Driver::new(),
+            rxe_link <- LinkRegistration::new_if(rxe_link()),
             link <- LinkRegistration::new(),
         })
     }
@@ -63,6 +70,11 @@ impl kernel::InPlaceModule for RrxeModule {
 /// `rxe_flush_icrc`; see `proto::icrc::rxe_flush_icrc_ipv4`).
 pub(crate) fn rxe_flush_icrc() -> bool {
     *crate::module_parameters::rxe_flush_icrc.value() != 0
+}
+
+/// Whether `rdma link add ... type rxe` creates rrxe devices (module parameter `rxe_link`).
+pub(crate) fn rxe_link() -> bool {
+    *crate::module_parameters::rxe_link.value() != 0
 }
 
 /// Whether runs of packets leave as UDP GSO trains (module parameter `gso`).

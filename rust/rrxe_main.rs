@@ -72,6 +72,10 @@ module! {
             default: 1,
             description: "1: put C rxe's ICRC on FLUSH requests (it covers the headers twice; rxe drops others); 0: the IBA ICRC. Either is accepted on receive",
         },
+        rxe_link: u8 {
+            default: 1,
+            description: "1: `rdma link add NAME type rxe` creates rrxe devices too (rdma_rxe's link type, never its module alias); 0: only type rrxe",
+        },
         gso: u8 {
             default: 1,
             description: "1: send runs of packets to one IPv4 peer as UDP GSO trains (chained buffers, no copy); 0: one packet at a time",

@@ -23,15 +23,18 @@ pub(crate) trait LinkOps {
     fn newlink(name: &CStr, ndev: &NetDevice) -> Result;
 }
 
-/// The link type `T` registered with the RDMA netlink core while this object lives.
+/// The link type `T` registered with the RDMA netlink core while this object lives (unless
+/// it was created disabled).
 ///
 /// # Invariants
 ///
-/// `ops` is registered with `rdma_link_register` from construction until drop.
+/// If `registered`, `ops` is registered with `rdma_link_register` from construction until
+/// drop.
 #[pin_data(PinnedDrop)]
 pub(crate) struct LinkRegistration<T: LinkOps> {
     #[pin]
     ops: Opaque<bindings::rdma_link_ops>,
+    registered: bool,
     _t: PhantomData<T>,
 }
 
@@ -43,6 +46,14 @@ unsafe impl<T: LinkOps> Sync for LinkRegistration<T> {}
 impl<T: LinkOps> LinkRegistration<T> {
     /// Registers the link type.
     pub(crate) fn new() -> impl PinInit<Self, Error> {
+        Self::new_if(true)
+    }
+
+    /// Registers the link type if `enabled`; otherwise holds nothing.
+    ///
+    /// A type name may be registered once: the caller makes sure no other module holds it
+    /// (the core warns and ignores a second registration).
+    pub(crate) fn new_if(enabled: bool) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             ops <- Opaque::ffi_init(|ops: *mut bindings::rdma_link_ops| {
                 // SAFETY: `ops` is valid for writes and pinned inside `Self`; the type string is
@@ -57,9 +68,12 @@ impl<T: LinkOps> LinkRegistration<T> {
                         newlink: Some(Self::newlink),
                         dellink: None,
                     });
-                    bindings::rdma_link_register(ops);
+                    if enabled {
+                        bindings::rdma_link_register(ops);
+                    }
                 }
             }),
+            registered: enabled,
             _t: PhantomData,
         })
     }
@@ -85,7 +99,9 @@ impl<T: LinkOps> LinkRegistration<T> {
 #[pinned_drop]
 impl<T: LinkOps> PinnedDrop for LinkRegistration<T> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: By the type invariant `ops` is registered.
-        unsafe { bindings::rdma_link_unregister(self.ops.get()) };
+        if self.registered {
+            // SAFETY: By the type invariant `ops` is registered.
+            unsafe { bindings::rdma_link_unregister(self.ops.get()) };
+        }
     }
 }

@@ -36,7 +36,7 @@ done
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
 	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_attack uverbs_fuzz verbs_ops \
 	pingpong rdma_cm perftest netns hostile_packets packet_fuzz nvmeof multicast kverbs busy_rmmod \
-	teardown_races pyverbs pma_counters"
+	teardown_races pyverbs pma_counters link_type_rxe"
 # By value: kernel consumers (lockdep over the completion context), teardown under traffic,
 # hostile user rings, every operation,
 # hostile packets, the data path, then the verbs objects, perftest, link handling and KUnit
@@ -54,7 +54,7 @@ declare -A EST=(
 	[verbs_attack]=50 [uverbs_fuzz]=50 [verbs_ops]=20 [kverbs]=30 [hostile_packets]=70
 	[packet_fuzz]=60 [pingpong]=65 [rdma_cm]=35 [verbs_qp]=25 [verbs_objs]=35 [verbs_cq]=15
 	[perftest]=120 [link_add_del]=20 [one_per_netdev]=15 [rxe_refusal]=20 [kunit]=30
-	[pyverbs]=120 [pma_counters]=30
+	[pyverbs]=120 [pma_counters]=30 [link_type_rxe]=20
 )
 EST_DEFAULT=120
 if [ "$SUBSET" = debug ]; then
