@@ -102,6 +102,13 @@ impl<T: DeviceOps> Device<T> {
             dev.num_comp_vectors = bindings::rrxe_helper_num_possible_cpus();
             dev.local_dma_lkey = 0;
             dev.node_guid = ndev.eui64();
+            // The sysfs parent is the netdev's bus device, as for a hardware RoCE NIC, so
+            // `/sys/class/infiniband/*/device/net/` names the netdev (rdma-core's rdma_cm tests
+            // and scripts look there); a virtual netdev has none. DMA does not follow it: the
+            // device registers with no DMA device (virtual DMA). The parent outlives the
+            // device: removing the NIC unregisters the netdev, whose unregistration waits for
+            // the references this device holds until it is unregistered itself.
+            dev.__bindgen_anon_1.dev.parent = bindings::rrxe_helper_netdev_parent(ndev.as_raw());
             // The stock librxe rings its send doorbell and arms CQs through these two write()
             // commands, which ib_core does not enable by default.
             dev.uverbs_cmd_mask |= (1u64

@@ -51,4 +51,11 @@ check "write a 100-byte node_desc" bash -c "printf '%0100d' 0 >$sys/node_desc"
 len=$(head -1 "$sys/node_desc" | tr -d '\n' | wc -c)
 diag "node_desc after a 100-byte write: $len bytes"
 [ "$len" -ge 63 ] && [ "$len" -le 64 ] || fail "node_desc of $len bytes after a 100-byte write"
+# rrxe's sysfs parent is the NIC's bus device, so device/net/ names the netdev (rdma-core's
+# rdma_cm tests look there); rxe has no parent.
+if is_rrxe; then
+	check "device/net/$NIC" test -e "$sys/device/net/$NIC"
+else
+	diag "device: $(readlink "$sys/device" || echo none)"
+fi
 exit 0
