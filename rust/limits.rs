@@ -101,7 +101,6 @@ pub(crate) fn device_attr(guid: u64) -> DeviceAttr {
             | device_cap::MEM_MGT_EXTENSIONS
             | device_cap::MEM_WINDOW
             | device_cap::FLUSH_GLOBAL
-            | device_cap::FLUSH_PERSISTENT
             | device_cap::MEM_WINDOW_TYPE_2B
             | device_cap::ATOMIC_WRITE,
         allow_user_unreg: true,
@@ -166,5 +165,15 @@ mod tests {
         assert_eq!(a.max_ah, 32767);
         assert!(a.allow_user_unreg);
         assert_eq!(a.atomic_cap, Some(AtomicCap::Hca));
+    }
+
+    #[test]
+    fn persistence_flush_is_not_advertised() {
+        // IB_DEVICE_FLUSH_PERSISTENT: every IB_ACCESS_FLUSH_PERSISTENT registration is refused
+        // (no persistent memory support), so the capability is not claimed.
+        const FLUSH_PERSISTENT: u64 = 1 << 39;
+        let a = device_attr(0);
+        assert_eq!(a.device_cap_flags & FLUSH_PERSISTENT, 0);
+        assert_ne!(a.device_cap_flags & device_cap::FLUSH_GLOBAL, 0);
     }
 }

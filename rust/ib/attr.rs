@@ -49,9 +49,6 @@ pub(crate) mod device_cap {
     /// Global visibility FLUSH.
     pub(crate) const FLUSH_GLOBAL: u64 =
         bindings::ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL as u64;
-    /// Persistence FLUSH.
-    pub(crate) const FLUSH_PERSISTENT: u64 =
-        bindings::ib_device_cap_flags_IB_DEVICE_FLUSH_PERSISTENT as u64;
     /// ATOMIC WRITE.
     pub(crate) const ATOMIC_WRITE: u64 =
         bindings::ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE as u64;

@@ -15,6 +15,8 @@
 /* Newer than rdma-core 44's headers (kernel uapi values). */
 #define ACCESS_FLUSH_GLOBAL (1 << 8)
 #define ACCESS_FLUSH_PERSISTENT (1 << 9)
+/* IB_UVERBS_DEVICE_FLUSH_PERSISTENT (rdma-core 44 has no name for it). */
+#define DEVICE_FLUSH_PERSISTENT (1ULL << 39)
 #define WC_FLUSH 8
 #define FLUSH_GLOBAL 1
 #define FLUSH_RANGE 0

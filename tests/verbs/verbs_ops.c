@@ -240,6 +240,15 @@ static void test_flush(void)
 	if (mr)
 		ibv_dereg_mr(mr);
 	free(p);
+	if (strict) {
+		/* rxe advertises it and refuses it outside pmem; rrxe has no pmem support. */
+		struct ibv_device_attr_ex ax = {};
+
+		CHECK(!ibv_query_device_ex(ctx, NULL, &ax) &&
+			      !(ax.device_cap_flags_ex & DEVICE_FLUSH_PERSISTENT),
+		      "IB_DEVICE_FLUSH_PERSISTENT is not advertised (flags %#llx)",
+		      (unsigned long long)ax.device_cap_flags_ex);
+	}
 }
 
 static void test_mw_type1(void)
