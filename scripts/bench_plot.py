@@ -23,6 +23,7 @@ FAMILY_TITLES = {
     "loop": "loopback through one device",
     "veth1500": "two namespaces over a veth, MTU 1500 (RoCE path MTU 1024)",
     "veth9000": "two namespaces over a veth, MTU 9000 (RoCE path MTU 4096)",
+    "wire": "two VMs over a QEMU socket wire, MTU 1500 (RoCE path MTU 1024)",
 }
 
 
@@ -35,6 +36,8 @@ def num(s):
 
 def size_label(n):
     n = int(n)
+    if n >= 1048576 and n % 1048576 == 0:
+        return "%d MiB" % (n // 1048576)
     if n >= 1024 and n % 1024 == 0:
         return "%d KiB" % (n // 1024)
     return "%d B" % n

@@ -2,11 +2,12 @@
 # shellcheck shell=bash disable=SC2034,SC2154 # sourced by bench.sh, which sets the globals
 #
 # scripts/guest/bench-csv.sh: the CSV of scripts/guest/bench.sh, which sources it. The columns
-# are described in scripts/guest/bench.sh's header. The results are the arrays V and C of
-# bench-perf.sh: per "DRIVER|FAMILY|WORKLOAD|SIZE", the values of the successful runs.
+# are described in scripts/guest/bench.sh's header. The results are the arrays V, C, CS and CC
+# of bench-perf.sh: per "DRIVER|FAMILY|WORKLOAD|SIZE", the values of the successful runs.
 
 CSV_HEADER="family,workload,size,unit,rxe,rrxe,rrxe_over_rxe,rxe_min,rxe_max,rrxe_min,rrxe_max,\
-rxe_runs,rrxe_runs,limit,rxe_over_limit,rrxe_over_limit,rxe_cpu,rrxe_cpu,cpu_unit"
+rxe_runs,rrxe_runs,limit,rxe_over_limit,rrxe_over_limit,rxe_cpu,rrxe_cpu,cpu_unit,\
+rxe_cpu_server,rrxe_cpu_server,rxe_cpu_client,rrxe_cpu_client"
 
 # csv_line FAMILY WORKLOAD SIZE UNIT KIND [LIMIT_WORKLOAD LIMIT_SIZE]: one line of the CSV, all
 # in one awk: medians (of an even count: the mean of the middle two), spreads, ratios.
@@ -19,6 +20,8 @@ csv_line() {
 	awk -v head="$fam,$w,$size,$unit" -v cu="$cu" -v lname="${lw:+$lw@$ls}" \
 		-v vr="${V[rxe|$fam|$w|$size]:-}" -v vq="${V[rrxe|$fam|$w|$size]:-}" \
 		-v cr="${C[rxe|$fam|$w|$size]:-}" -v cq="${C[rrxe|$fam|$w|$size]:-}" \
+		-v sr="${CS[rxe|$fam|$w|$size]:-}" -v sq="${CS[rrxe|$fam|$w|$size]:-}" \
+		-v ur="${CC[rxe|$fam|$w|$size]:-}" -v uq="${CC[rrxe|$fam|$w|$size]:-}" \
 		-v lr="${V[rxe|$fam|$lw|$ls]:-}" -v lq="${V[rrxe|$fam|$lw|$ls]:-}" '
 		function f(x) {
 			return x >= 1000 ? sprintf("%.0f", x) : sprintf(x < 0.01 ? "%.6f" : "%.4g", x)
@@ -38,17 +41,18 @@ csv_line() {
 			mq = st(vq); qlo = lo; qhi = hi; qn = n
 			xr = st(cr); xq = st(cq)
 			limr = st(lr); limq = st(lq)
-			printf "%s,%s,%s,%s,%s,%s,%s,%s,%d,%d,%s,%s,%s,%s,%s,%s\n", head,
+			printf "%s,%s,%s,%s,%s,%s,%s,%s,%d,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", head,
 				mr == "" ? "fail" : mr, mq == "" ? "fail" : mq, ratio(mq, mr),
 				rlo, rhi, qlo, qhi, rn, qn, lname, ratio(mr, limr), ratio(mq, limq), xr, xq,
-				xr == "" && xq == "" ? "" : cu
+				xr == "" && xq == "" ? "" : cu, st(sr), st(sq), st(ur), st(uq)
 		}'
 }
 
 # write_csv: the table from what was measured so far, every family and row in order; a row
 # without a successful run is "fail". A bandwidth row is compared with its family's limit:
-# loopback rows with the copy at their size (the 4 KiB copy for the rows below 64 KiB), wire
-# rows with the family's UDP limit. Runs after each driver phase and on exit.
+# loopback rows with the copy at their size (the 4 KiB copy for the rows below 64 KiB; 64 KiB
+# for larger ones), wire rows (veth and wire) with the family's UDP limit. Runs after each
+# driver phase and on exit.
 write_csv() {
 	local tmp=$csv.tmp fam row w kind fams bin size st lw ls dg unit
 	{
@@ -75,7 +79,7 @@ write_csv() {
 					;;
 				esac
 			done
-			if [ "$fam" = loop ] && [ "$nvme_secs" -gt 0 ]; then
+			if [[ $fam == loop || $fam == wire ]] && [ "$nvme_secs" -gt 0 ]; then
 				for row in "${NVME_ROWS[@]}"; do
 					read -r w size unit _ <<<"$row"
 					[[ $w =~ $rows_re ]] && csv_line "$fam" "$w" "$size" "$unit" nvme
@@ -85,7 +89,7 @@ write_csv() {
 				csv_line "$fam" limit_copy_to_user 4096 Gb/s limit
 				csv_line "$fam" limit_copy_to_user 65536 Gb/s limit
 			else
-				csv_line "$fam" limit_iperf3_tcp "${fam#veth}" Gb/s limit
+				csv_line "$fam" limit_iperf3_tcp "${MTU[$fam]}" Gb/s limit
 				csv_line "$fam" limit_iperf3_udp "$dg" Gb/s limit
 			fi
 		done

@@ -6,7 +6,8 @@
 #
 # Loopback's limit is one copy per byte: copy_to_user from a tmpfs file (dd to /dev/null) in
 # 4 KiB and 64 KiB reads, on one vCPU. The wire's limits are what the kernel's own stack moves
-# over the same veth: iperf3 TCP, and UDP with datagrams the size of a RoCE packet of the
+# over the same veth (or, for the wire family, the same socket wire between the two guests,
+# the server on guest a): iperf3 TCP, and UDP with datagrams the size of a RoCE packet of the
 # family's path MTU (payload + BTH 12 + ICRC 4: 1040 bytes at 1024, 4112 at 4096) at unlimited
 # rate, counted as delivered (sender rate x (1 - loss)). Each limit is measured once per driver
 # phase and stored like a row with one run (V[DRIVER|FAMILY|limit_...|SIZE]).
@@ -102,22 +103,23 @@ iperf_json() {
 		    print("no result: %s" % e, file=sys.stderr)
 	EOF
 }
-# iperf_once NAME PROTO-ARGS...: one iperf3 run, server in WA (one client, then it exits),
-# client in WB for --iperf-secs seconds; prints the delivered Gb/s.
+# iperf_once NAME PROTO-ARGS...: one iperf3 run, server where the family's servers run (WA, or
+# guest a; one client, then it exits), client where its clients run, for --iperf-secs seconds;
+# prints the delivered Gb/s.
 iperf_once() {
 	local name=$1 log srv
 	shift
 	log=$logs/$DRV-$FAM-iperf3-$name
 	port=$((port + 1))
-	ip netns exec $WA timeout -k 5 "$tmo" iperf3 -s -1 -p "$port" >"$log.server" 2>&1 &
+	"${SRV_NS[@]}" timeout -k 5 "$tmo" iperf3 -s -1 -p "$port" >"$log.server" 2>&1 &
 	srv=$!
 	wait_for 20 srv_listening "$port" || true
-	ip netns exec $WB timeout -k 5 "$tmo" iperf3 -c $ADDR_A -p "$port" -t "$iperf_secs" -J "$@" \
+	"${CLI_NS[@]}" timeout -k 5 "$tmo" iperf3 -c "$SRV_ADDR" -p "$port" -t "$iperf_secs" -J "$@" \
 		>"$log.client" 2>&1 || true
 	wait "$srv" || true
 	iperf_json "$log.client" "${name%%-*}" 2>"$log.parse"
 }
-# wire_limits PATH_MTU: iperf3 over the veth, rows limit_iperf3_tcp (size: the veth MTU) and
+# wire_limits PATH_MTU MTU: iperf3 over the wire, rows limit_iperf3_tcp (size: the veth MTU) and
 # limit_iperf3_udp (size: the datagram) of the current family.
 wire_limits() {
 	local veth=$2 dgram=$(($1 + 16)) tcp udp

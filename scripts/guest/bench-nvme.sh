@@ -3,18 +3,21 @@
 #
 # scripts/guest/bench-nvme.sh: NVMe over Fabrics rows for scripts/guest/bench.sh, which sources
 # it. The kernel target (nvmet-rdma) exports a memory-backed null_blk namespace; the kernel host
-# (nvme-rdma) connects to it through the loopback family's device, and fio runs time-based jobs
-# on the namespace with direct I/O: sequential 128 KiB reads and writes (MB/s) and random 4 KiB
-# reads at queue depth 1 and 32 (IOPS).
+# (nvme-rdma) connects to it, and fio runs time-based jobs on the namespace with direct I/O:
+# sequential 128 KiB reads and writes (MB/s) and random 4 KiB reads at queue depth 1 and 32
+# (IOPS).
 #
-# Loopback only: nvmet-rdma and nvme-rdma create their rdma_cm IDs in the initial network
-# namespace whatever namespace the nvme command runs in, so a target cannot listen on an address
-# that only a namespace has, and the veth families have no NVMe rows.
+# loop: target and host in the bench VM, through the loopback family's device. wire: the
+# target on guest a (run there through its agent: "bash scripts/guest/bench-nvme.sh nvmet_up
+# ADDR" and "... nvmet_down"), the host and fio on guest b, across the wire. Not on the veth
+# families: nvmet-rdma and nvme-rdma create their rdma_cm IDs in the initial network namespace
+# whatever namespace the nvme command runs in, so a target cannot listen on an address that only
+# a namespace has.
 
 NQN=rrxe-bench
 NVMET=/sys/kernel/config/nvmet
 NULLB=/sys/kernel/config/nullb/rrxebench
-NVME_BLK=''
+NVME_BLK='' NVME_REMOTE=0
 # "WORKLOAD SIZE UNIT FIO-ARGS...": the rows, in table order.
 NVME_ROWS=(
 	"nvme_seq_read 131072 MB/s --rw=read --bs=128k --iodepth=16"
@@ -23,19 +26,15 @@ NVME_ROWS=(
 	"nvme_rand_read_qd32 4096 IOPS --rw=randread --bs=4k --iodepth=32"
 )
 
-# nvme_down: disconnect, take the target apart, unload the NVMe and null_blk modules.
-nvme_down() {
-	if [ -n "$NVME_BLK" ]; then
-		timeout -k 5 60 nvme disconnect -n $NQN >/dev/null 2>&1 || say "$DRV nvme: disconnect failed"
-	fi
-	NVME_BLK=''
+# nvmet_down: take the target apart, unload nvmet-rdma and null_blk.
+nvmet_down() {
 	rm -f $NVMET/ports/1/subsystems/$NQN 2>/dev/null || true
 	rmdir $NVMET/ports/1 2>/dev/null || true
 	if [ -d $NVMET/subsystems/$NQN ]; then
 		echo 0 >$NVMET/subsystems/$NQN/namespaces/1/enable 2>/dev/null || true
 		rmdir $NVMET/subsystems/$NQN/namespaces/1 $NVMET/subsystems/$NQN 2>/dev/null || true
 	fi
-	modprobe -r nvme-rdma nvmet-rdma 2>/dev/null || true
+	modprobe -r nvmet-rdma 2>/dev/null || true
 	if [ -d $NULLB ]; then
 		echo 0 >$NULLB/power 2>/dev/null || true
 		rmdir $NULLB 2>/dev/null || true
@@ -43,15 +42,28 @@ nvme_down() {
 	modprobe -r null_blk 2>/dev/null || true
 }
 
-# nvme_up ADDR: the target on ADDR port 4420 and the host connected to it; NVME_BLK is the
-# namespace's block device. Says why and fails when something is missing.
-nvme_up() {
-	local addr=$1 bdev i d
-	command -v nvme >/dev/null && command -v fio >/dev/null ||
-		{ say "$DRV nvme: nvme-cli or fio not installed"; return 1; }
+# nvme_down: disconnect the host, take the target apart (on guest a too for the wire), unload
+# the NVMe and null_blk modules.
+nvme_down() {
+	if [ -n "$NVME_BLK" ]; then
+		timeout -k 5 60 nvme disconnect -n $NQN >/dev/null 2>&1 || say "$DRV nvme: disconnect failed"
+	fi
+	NVME_BLK=''
+	modprobe -r nvme-rdma 2>/dev/null || true
+	nvmet_down
+	if [ "$NVME_REMOTE" = 1 ]; then
+		remote timeout -k 5 60 bash scripts/guest/bench-nvme.sh nvmet_down ||
+			say "$DRV nvme: target teardown on the peer failed"
+		NVME_REMOTE=0
+	fi
+}
+
+# nvmet_up ADDR: the target on ADDR port 4420, a 256 MiB memory-backed null_blk namespace.
+nvmet_up() {
+	local addr=$1 bdev
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-	modprobe rdma_cm && modprobe nvmet-rdma && modprobe nvme-rdma && modprobe null_blk nr_devices=0 ||
-		{ say "$DRV nvme: modules missing (nvmet-rdma, nvme-rdma, null_blk)"; return 1; }
+	modprobe rdma_cm && modprobe nvmet-rdma && modprobe null_blk nr_devices=0 ||
+		{ say "$DRV nvme: modules missing (nvmet-rdma, null_blk)"; return 1; }
 	mkdir $NULLB && echo 1 >$NULLB/memory_backed && echo 256 >$NULLB/size &&
 		echo 4096 >$NULLB/blocksize && echo 1 >$NULLB/power ||
 		{ say "$DRV nvme: no memory-backed null_blk device"; return 1; }
@@ -66,6 +78,23 @@ nvme_up() {
 		echo 4420 >$NVMET/ports/1/addr_trsvcid &&
 		ln -s $NVMET/subsystems/$NQN $NVMET/ports/1/subsystems/$NQN ||
 		{ say "$DRV nvme: target setup on $addr failed"; return 1; }
+}
+
+# nvme_up ADDR: the target on ADDR (here, or on guest a for the wire) and the host connected
+# to it; NVME_BLK is the namespace's block device. Says why and fails when something is missing.
+nvme_up() {
+	local addr=$1 i d
+	command -v nvme >/dev/null && command -v fio >/dev/null ||
+		{ say "$DRV nvme: nvme-cli or fio not installed"; return 1; }
+	if [ "$FAM" = wire ]; then
+		NVME_REMOTE=1
+		remote timeout -k 5 60 env DRV="$DRV" bash scripts/guest/bench-nvme.sh nvmet_up "$addr" ||
+			{ say "$DRV nvme: no target on the peer"; return 1; }
+	else
+		nvmet_up "$addr" || return 1
+	fi
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	modprobe rdma_cm && modprobe nvme-rdma || { say "$DRV nvme: module nvme-rdma missing"; return 1; }
 	timeout -k 5 60 nvme connect -t rdma -a "$addr" -s 4420 -n $NQN >/dev/null ||
 		{ say "$DRV nvme: nvme connect -t rdma -a $addr failed"; return 1; }
 	for ((i = 0; i < 50; i++)); do
@@ -133,3 +162,14 @@ nvme_rows() {
 	fi
 	nvme_down
 }
+
+# Run as a script (the wire's target on guest a): "bench-nvme.sh nvmet_up ADDR" or "nvmet_down".
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	set -uo pipefail
+	DRV=${DRV:-?}
+	say() { printf 'bench: %s\n' "$*"; }
+	case ${1:-} in
+	nvmet_up | nvmet_down) "$@" ;;
+	*) echo "usage: $0 nvmet_up ADDR | nvmet_down" >&2; exit 2 ;;
+	esac
+fi

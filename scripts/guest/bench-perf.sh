@@ -6,9 +6,11 @@
 # The run's context is set by the family (scripts/guest/bench.sh): DRV and FAM name the driver
 # and the family; SRV_NS and CLI_NS are the commands that put the server and the client in
 # their network namespaces (empty arrays for loopback); SRV_DEV/SRV_GID and CLI_DEV/CLI_GID
-# their devices and GID indexes; SRV_ADDR the address the client connects to. Results go into
-# the associative arrays V (values) and C (kernel CPU cost), each entry a space-separated list
-# with one element per successful run, keyed "DRIVER|FAMILY|WORKLOAD|SIZE".
+# their devices and GID indexes; SRV_ADDR the address the client connects to. For the wire
+# family SRV_NS is (remote): the server runs on guest a through its agent (bench-wire.sh).
+# Results go into the associative arrays V (values) and C (kernel CPU cost), each entry a
+# space-separated list with one element per successful run, keyed "DRIVER|FAMILY|WORKLOAD|SIZE";
+# for the wire, CS and CC hold the server guest's and the client guest's share of C.
 
 # perf_value FILE SIZE COLUMN...: the first COLUMN found in the header of perftest's summary,
 # read from the result line of SIZE. Column names are the header tokens that start with '#' or
@@ -52,6 +54,8 @@ exec {NAP}<> <(:)
 # add_result KEY VALUE: append VALUE to the run list of KEY in V.
 add_result() { V[$1]="${V[$1]:-}${V[$1]:+ }$2"; }
 add_cpu() { C[$1]="${C[$1]:-}${C[$1]:+ }$2"; }
+add_cpu_srv() { CS[$1]="${CS[$1]:-}${CS[$1]:+ }$2"; }
+add_cpu_cli() { CC[$1]="${CC[$1]:-}${CC[$1]:+ }$2"; }
 
 srv_listening() {
 	"${SRV_NS[@]}" timeout 10 ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
@@ -60,11 +64,12 @@ srv_listening() {
 # watch_client PID LOG SIZE: while the client PID runs (at most the timeout and 10 s), follow
 # its (line-buffered) output and sample the kernel CPU time when perftest prints its summary
 # header (right before it starts the measured iterations) and when it prints the result line of
-# SIZE (right after them): KT is the difference in ticks, empty if either line was not seen.
+# SIZE (right after them): KT is the difference in ticks, empty if either line was not seen;
+# KTP the same on guest a for the wire (its agent samples it the moment our request arrives).
 # Polls every 10 ms.
 watch_client() {
-	local pid=$1 size=$3 fd part line='' buf='' k0='' k1='' end=$((SECONDS + tmo + 10))
-	KT=''
+	local pid=$1 size=$3 fd part line='' buf='' k0='' k1='' p0='' end=$((SECONDS + tmo + 10))
+	KT='' KTP=''
 	exec {fd}<"$2"
 	while [ -z "$k1" ] && [ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null; do
 		while [ -z "$k1" ]; do
@@ -75,9 +80,17 @@ watch_client() {
 				break
 			fi
 			if [ -z "$k0" ]; then
-				[[ $line == *"#bytes"* ]] && kcpu && k0=$KNOW
+				if [[ $line == *"#bytes"* ]]; then
+					peer_kcpu_ask
+					kcpu && k0=$KNOW
+					peer_kcpu_read
+					p0=$KPEER
+				fi
 			elif [[ $line =~ ^[[:space:]]*([0-9]+)[[:space:]] ]] && [ "${BASH_REMATCH[1]}" = "$size" ]; then
+				peer_kcpu_ask
 				kcpu && k1=$KNOW
+				peer_kcpu_read
+				if [ -n "$p0" ] && [ -n "$KPEER" ]; then KTP=$((KPEER - p0)); fi
 			fi
 		done
 		[ -n "$k1" ] || read -r -t 0.01 -u "$NAP" _ || true
@@ -129,6 +142,11 @@ perf_once() {
 	src=$REAPED
 	PERF_RC="client exit $rc, server exit $src"
 	[ "$rc" = 0 ] && [ "$src" = 0 ]
+}
+
+# cpu_cost TICKS UNITS SCALE: CPU-seconds per SCALE units (bytes or messages) moved.
+cpu_cost() {
+	awk -v t="$1" -v hz="$HZ" -v p="$2" -v k="$3" 'BEGIN { printf "%.3f", t / hz / (p / k) }'
 }
 
 # run_perf KIND WORKLOAD BIN SIZE ITERS MSGS [OPTIONS...]: one run of a row. KIND is bw (Gb/s
@@ -184,13 +202,22 @@ run_perf() {
 	case $kind in
 	bw | rate)
 		# kernel CPU-seconds per GB moved, or per million messages
-		local per=$((msgs * size)) scale=1e9 unit=Gb/s cu=CPU-s/GB
+		local per=$((msgs * size)) scale=1e9 unit=Gb/s cu=CPU-s/GB csrv='' ccli='' split=''
 		[ "$kind" = rate ] && per=$msgs scale=1e6 unit=Mpps cu=CPU-s/Mmsg
-		[ -n "$KT" ] && cpu=$(awk -v t="$KT" -v hz="$HZ" -v p="$per" -v k="$scale" \
-			'BEGIN { printf "%.3f", t / hz / (p / k) }')
+		if [ "$FAM" = wire ]; then
+			# both guests: the server's (a) and the client's (b) share, and their sum
+			if [ -n "$KT" ] && [ -n "$KTP" ]; then
+				cpu=$(cpu_cost $((KT + KTP)) "$per" "$scale")
+				csrv=$(cpu_cost "$KTP" "$per" "$scale") ccli=$(cpu_cost "$KT" "$per" "$scale")
+			fi
+			split=" (server ${csrv:-?} + client ${ccli:-?})"
+		else
+			[ -n "$KT" ] && cpu=$(cpu_cost "$KT" "$per" "$scale")
+		fi
 		add_result "$DRV|$FAM|$w|$size" "$v"
 		[ -n "$cpu" ] && add_cpu "$DRV|$FAM|$w|$size" "$cpu"
-		say "$DRV $FAM run $RUN $w $size: $v $unit, kernel ${cpu:-?} $cu ($((SECONDS - t0)) s)"
+		[ -n "$csrv" ] && add_cpu_srv "$DRV|$FAM|$w|$size" "$csrv" && add_cpu_cli "$DRV|$FAM|$w|$size" "$ccli"
+		say "$DRV $FAM run $RUN $w $size: $v $unit, kernel ${cpu:-?} $cu$split ($((SECONDS - t0)) s)"
 		;;
 	lat)
 		add_result "$DRV|$FAM|$w.p50|$size" "${lat[0]}"
@@ -204,41 +231,43 @@ run_perf() {
 	return 0
 }
 
-# The rows: "WORKLOAD KIND FAMILIES BIN SIZE [OPTIONS...]", in table order. FAMILIES is all,
-# wire (the veth families) or the one family of the row. bw rows run --bw-iters messages of
-# 64 KiB per run and four times as many smaller ones, split over the QPs with -q; rate rows
-# --rate-iters messages; lat rows --lat-iters round trips. The workload names: _q4 four QPs,
-# _bidir both directions (-b), _l16 16 work requests per doorbell (--post_list 16, a message
-# rate row), _I0 inline data off (-I 0). Trimmed to keep the default bench (5 runs) within about
-# 45 minutes on the 2-core TCG machine: four QPs for WRITE only; on the veth, 64-byte messages,
-# latency and the bidirectional WRITE at MTU 1500 only; no inline data on loopback only.
+# The rows: "WORKLOAD KIND FAMILIES BIN SIZE [OPTIONS...]", in table order. FAMILIES is all
+# (loop, veth1500, veth9000 and wire) or a comma-separated list of families. bw rows run
+# --bw-iters messages of 64 KiB per run, four times as many smaller ones and a sixteenth as
+# many of 1 MiB (about as many bytes as at 64 KiB), split over the QPs with -q; rate rows
+# --rate-iters messages; lat rows --lat-iters round trips. The wire's bw rows move a quarter
+# of those bytes (its guests have one vCPU each and move a fifth to a half of a veth's rate),
+# its lat rows make a tenth of the round trips (p99.9 is then the maximum). The workload
+# names: _q4 and _q16 four and sixteen QPs, _bidir both directions (-b), _l16 16 work
+# requests per doorbell (--post_list 16, a message rate row), _I0 inline data off (-I 0).
+# Trimmed to keep the default bench (5 runs, every family) within about 45 minutes on the
+# 2-core TCG machine: more QPs for WRITE only; 1 MiB messages on the wire only; on the veth,
+# 64-byte messages, latency and the bidirectional WRITE at MTU 1500
+# only; no inline data on loopback only; on the wire (two guests, one vCPU each) the bandwidth
+# of the three operations, four QPs and the latencies of SEND, WRITE and READ.
 ROWS=(
 	"ib_write_bw bw veth1500 ib_write_bw 64"
 	"ib_write_bw bw all ib_write_bw 4096"
 	"ib_write_bw bw all ib_write_bw 65536"
+	"ib_write_bw bw wire ib_write_bw 1048576"
 	"ib_read_bw bw veth1500 ib_read_bw 64"
 	"ib_read_bw bw all ib_read_bw 4096"
 	"ib_read_bw bw all ib_read_bw 65536"
+	"ib_read_bw bw wire ib_read_bw 1048576"
 	"ib_send_bw bw veth1500 ib_send_bw 64"
 	"ib_send_bw bw all ib_send_bw 4096"
 	"ib_send_bw bw all ib_send_bw 65536"
+	"ib_send_bw bw wire ib_send_bw 1048576"
 	"ib_write_bw_q4 bw all ib_write_bw 65536 -q 4"
-	"ib_write_bw_bidir bw loop ib_write_bw 65536 -b"
-	"ib_write_bw_bidir bw veth1500 ib_write_bw 65536 -b"
-	"ib_write_rate_l16 rate loop ib_write_bw 64 -l 16"
-	"ib_write_rate_l16 rate veth1500 ib_write_bw 64 -l 16"
-	"ib_write_rate_l16 rate all ib_write_bw 4096 -l 16"
-	"ib_send_rate_l16 rate loop ib_send_bw 64 -l 16"
-	"ib_send_rate_l16 rate veth1500 ib_send_bw 64 -l 16"
-	"ib_send_rate_l16 rate all ib_send_bw 4096 -l 16"
-	"ib_send_lat lat loop ib_send_lat 2"
-	"ib_send_lat lat veth1500 ib_send_lat 2"
-	"ib_write_lat lat loop ib_write_lat 2"
-	"ib_write_lat lat veth1500 ib_write_lat 2"
-	"ib_read_lat lat loop ib_read_lat 2"
-	"ib_read_lat lat veth1500 ib_read_lat 2"
-	"ib_atomic_lat lat loop ib_atomic_lat 8"
-	"ib_atomic_lat lat veth1500 ib_atomic_lat 8"
+	"ib_write_bw_bidir bw loop,veth1500 ib_write_bw 65536 -b"
+	"ib_write_rate_l16 rate loop,veth1500 ib_write_bw 64 -l 16"
+	"ib_write_rate_l16 rate loop,veth1500,veth9000 ib_write_bw 4096 -l 16"
+	"ib_send_rate_l16 rate loop,veth1500 ib_send_bw 64 -l 16"
+	"ib_send_rate_l16 rate loop,veth1500,veth9000 ib_send_bw 4096 -l 16"
+	"ib_send_lat lat loop,veth1500,wire ib_send_lat 2"
+	"ib_write_lat lat loop,veth1500,wire ib_write_lat 2"
+	"ib_read_lat lat loop,veth1500,wire ib_read_lat 2"
+	"ib_atomic_lat lat loop,veth1500 ib_atomic_lat 8"
 	"ib_send_lat_I0 lat loop ib_send_lat 2 -I 0"
 	"ib_write_lat_I0 lat loop ib_write_lat 2 -I 0"
 )
@@ -247,11 +276,7 @@ ROWS=(
 row_applies() {
 	local w kind fams
 	read -r w kind fams _ <<<"$1"
-	case $fams in
-	all) ;;
-	wire) [ "$2" != loop ] || return 1 ;;
-	*) [ "$2" = "$fams" ] || return 1 ;;
-	esac
+	[ "$fams" = all ] || [[ ,$fams, == *",$2,"* ]] || return 1
 	[[ $w =~ $rows_re ]]
 }
 
@@ -261,15 +286,29 @@ run_row() {
 	local -a opts
 	read -r w kind fams bin size rest <<<"$1"
 	read -r -a opts <<<"$rest"
-	[[ " ${opts[*]} " == *" -q 4 "* ]] && q=4
+	[[ " ${opts[*]} " =~ \ -q\ ([0-9]+)\  ]] && q=${BASH_REMATCH[1]}
 	[[ " ${opts[*]} " == *" -b "* ]] && dir=2
 	case $kind in
-	bw) iters=$bw_iters; [ "$size" -ge 65536 ] || iters=$((bw_iters * 4)) ;;
+	bw)
+		iters=$bw_iters
+		if [ "$size" -ge 1048576 ]; then
+			iters=$((bw_iters / 16))
+		elif [ "$size" -lt 65536 ]; then
+			iters=$((bw_iters * 4))
+		fi
+		# the wire between two guests is slower: a quarter of the bytes
+		[ "$FAM" != wire ] || iters=$((iters / 4))
+		;;
 	rate) iters=$rate_iters ;;
-	lat) iters=$lat_iters ;;
+	lat)
+		iters=$lat_iters
+		# on the wire a SEND or WRITE round trip takes some 25 ms (see bench-wire.sh)
+		[ "$FAM" != wire ] || iters=$((iters / 10))
+		;;
 	esac
 	# perftest's -n counts per QP; with post lists it must be a multiple of the list length
 	iters=$((iters / q))
+	[ "$iters" -ge 8 ] || iters=8
 	[ "$kind" = rate ] && iters=$(((iters + 15) / 16 * 16))
 	run_perf "$kind" "$w" "$bin" "$size" "$iters" $((iters * q * dir)) "${opts[@]}"
 }

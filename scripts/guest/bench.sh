@@ -4,6 +4,7 @@
 # scripts/guest/bench.sh --csv FILE --logs DIR [--runs N] [--timeout S] [--bw-iters N]
 #                        [--rate-iters N] [--lat-iters N] [--iperf-secs S] [--nvme-secs S]
 #                        [--families "loop veth1500 veth9000"] [--rows REGEX]
+# scripts/guest/bench.sh --families wire --csv FILE --logs DIR [OPTIONS]  (guest b of the pair)
 #
 # Runs in the bench VM (started by scripts/bench): perftest on the C rdma_rxe (link type rxe),
 # then, rxe unloaded, on rrxe (link type rrxe); never both in one kernel. In each driver phase,
@@ -14,28 +15,37 @@
 #             the client in b on its own, connecting to a's address, so that every packet (RoCE
 #             and perftest's TCP exchange) crosses the veth;
 #   veth9000  the same with MTU 9000 (path MTU 4096).
+# Or, alone, in guest b of the two guests of scripts/bench's wire phase:
+#   wire      two guests (one vCPU each) joined by a QEMU socket netdev, MTU 1500 (path MTU
+#             1024); the servers on guest a, run there through its agent over the wire itself
+#             (bench-wire.sh, bench-agent.py), the clients here; the driver phases load and
+#             unload the module on both guests (rxe<->rxe, then rrxe<->rrxe).
 # The rows of a family (the ROWS table in bench-perf.sh: 64-byte bandwidth rows on veth1500
 # only; 64-byte rate, latency and bidirectional rows on loop and veth1500; latencies without
-# inline data on loop only) are run --runs times (runs outer, rows inner); each row's median,
-# minimum and maximum over its successful runs are reported.
+# inline data on loop only; the wire has bandwidth, four QPs and the SEND, WRITE and READ
+# latencies) are run --runs times (runs outer, rows inner); each row's median, minimum and
+# maximum over its successful runs are reported.
 # Beside the rows, the limits of bench-limits.sh: copy_to_user from tmpfs for loopback, iperf3
-# TCP and UDP over the same veth for the wire.
+# TCP and UDP over the same veth (or socket wire) for the wire families.
 # The kernel CPU cost of a bandwidth or rate row is the whole guest's system + irq + softirq
 # time (/proc/stat, all CPUs) from the moment perftest's client prints its summary header (it
 # then starts the measured iterations) to the moment it prints the result, per GB moved
 # (messages x size, x2 when bidirectional) or per million messages; process start, connection
-# setup and teardown are left out. The loop family also has NVMe-oF rows (bench-nvme.sh: fio
-# over nvme-rdma against nvmet-rdma, --nvme-secs seconds per run, 0 for none; at most three
-# runs).
+# setup and teardown are left out. For the wire it is the sum of both guests (guest a's sampled
+# by its agent at the same two moments), also given per side. The loop and wire families also
+# have NVMe-oF rows (bench-nvme.sh: fio over nvme-rdma against nvmet-rdma, --nvme-secs seconds
+# per run, 0 for none; at most three runs).
 #
 # Writes FILE, one CSV row per family and workload (after each driver phase and on exit):
 #   family,workload,size,unit,rxe,rrxe,rrxe_over_rxe,rxe_min,rxe_max,rrxe_min,rrxe_max,
-#   rxe_runs,rrxe_runs,limit,rxe_over_limit,rrxe_over_limit,rxe_cpu,rrxe_cpu,cpu_unit
-# family: loop, veth1500, veth9000. workload: the perftest program; _q4 four QPs (-q 4),
+#   rxe_runs,rrxe_runs,limit,rxe_over_limit,rrxe_over_limit,rxe_cpu,rrxe_cpu,cpu_unit,
+#   rxe_cpu_server,rrxe_cpu_server,rxe_cpu_client,rrxe_cpu_client
+# family: loop, veth1500, veth9000, wire. workload: the perftest program; _q4 and _q16 four and
+# sixteen QPs (-q 4, -q 16),
 # _bidir both directions (-b; the sum of both), ib_*_rate_l16 message rate with 16 work
 # requests per post (--post_list 16), _I0 no inline data (-I 0); latency rows end in .p50
 # (t_typical), .p99, .p99.9 or .max. limit_copy_to_user (size: the read size),
-# limit_iperf3_tcp (size: the veth MTU) and limit_iperf3_udp (size: the datagram) are the
+# limit_iperf3_tcp (size: the wire's MTU) and limit_iperf3_udp (size: the datagram) are the
 # limits, measured once per driver phase; nvme_* are the NVMe-oF rows. unit: Gb/s, Mpps, usec,
 # MB/s or IOPS. rxe, rrxe: the medians; rrxe_over_rxe is rrxe/rxe (above 1: rrxe moves more;
 # for usec below 1: rrxe is faster).
@@ -43,8 +53,10 @@
 # limit: the limit row a bandwidth row is compared with (NAME@SIZE: loopback rows with the
 # copy at 4 KiB or 64 KiB, wire rows with the family's UDP limit); *_over_limit: the median
 # over that limit's value in the same phase. *_cpu: the median kernel CPU cost, cpu_unit
-# CPU-s/GB (bandwidth rows) or CPU-s/Mmsg (rate rows). Every perftest, iperf3 and fio output
-# is kept in DIR.
+# CPU-s/GB (bandwidth rows) or CPU-s/Mmsg (rate rows); for the wire the sum of both guests,
+# *_cpu_server and *_cpu_client the medians of guest a's and guest b's shares (empty for the
+# other families, where one guest runs both ends). Every perftest, iperf3 and fio output is
+# kept in DIR.
 set -euo pipefail
 
 csv='' logs='' tmo=60 runs=5 bw_iters=1000 rate_iters=8000 lat_iters=2000 iperf_secs=3 nvme_secs=3
@@ -73,7 +85,11 @@ read -r -a FAMILIES <<<"$families"
 for f in "${FAMILIES[@]}"; do
 	case $f in
 	loop | veth1500 | veth9000) ;;
-	*) echo "bench: unknown family $f (loop, veth1500, veth9000)" >&2; exit 2 ;;
+	wire)
+		[ ${#FAMILIES[@]} -eq 1 ] ||
+			{ echo "bench: wire runs alone, in the two guests of scripts/bench" >&2; exit 2; }
+		;;
+	*) echo "bench: unknown family $f (loop, veth1500, veth9000, wire)" >&2; exit 2 ;;
 	esac
 done
 mkdir -p "$logs"
@@ -86,7 +102,7 @@ say() { printf 'bench: %s\n' "$*"; }
 # bounded CMD...: CMD bounded by the per-command timeout.
 bounded() { timeout -k 5 "$tmo" "$@"; }
 
-declare -A V C # results: see bench-perf.sh
+declare -A V C CS CC # results: see bench-perf.sh
 DRV='' FAM='' RUN=0 TYPE='' WORK=''
 SRV_NS=() CLI_NS=() SRV_DEV='' CLI_DEV='' SRV_GID='' CLI_GID='' SRV_ADDR=''
 # shellcheck source-path=SCRIPTDIR source=bench-perf.sh
@@ -97,9 +113,12 @@ SRV_NS=() CLI_NS=() SRV_DEV='' CLI_DEV='' SRV_GID='' CLI_GID='' SRV_ADDR=''
 . "$(dirname "$0")/bench-nvme.sh"
 # shellcheck source-path=SCRIPTDIR source=bench-csv.sh
 . "$(dirname "$0")/bench-csv.sh"
+# shellcheck source-path=SCRIPTDIR source=bench-wire.sh
+. "$(dirname "$0")/bench-wire.sh"
 
-# The RoCE path MTU each wire family's veth MTU gives.
-declare -A PMTU=([veth1500]=1024 [veth9000]=4096)
+# Each wire family's MTU and the RoCE path MTU it gives.
+declare -A MTU=([veth1500]=1500 [veth9000]=9000 [wire]=1500)
+declare -A PMTU=([veth1500]=1024 [veth9000]=4096 [wire]=1024)
 port_active() { grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state"; }
 
 # fam_enter FAMILY: the context, limits and devices of FAMILY for the loaded driver. Fails
@@ -120,7 +139,7 @@ fam_enter() {
 			"active_mtu $(devinfo_field "$SRV_DEV" active_mtu)"
 		;;
 	veth*)
-		mtu=${FAM#veth} pmtu=${PMTU[$FAM]}
+		mtu=${MTU[$FAM]} pmtu=${PMTU[$FAM]}
 		SRV_NS=(ip netns exec "$WA") CLI_NS=(ip netns exec "$WB") SRV_ADDR=$ADDR_A
 		SRV_DEV=t${TYPE}a CLI_DEV=t${TYPE}b
 		[ "$WIRE" = up ] || { say "$DRV $FAM: no veth pair"; return 1; }
@@ -139,11 +158,42 @@ fam_enter() {
 			"$(devinfo_field "$SRV_DEV" active_mtu)/$(devinfo_field "$CLI_DEV" active_mtu)" \
 			"(path MTU $pmtu expected)"
 		;;
+	wire)
+		SRV_NS=(remote) CLI_NS=() SRV_ADDR=$WIRE_ADDR_A
+		SRV_DEV=w${TYPE}a CLI_DEV=w${TYPE}b
+		[ "$WIRE" = up ] || { say "$DRV $FAM: no wire to guest a"; return 1; }
+		wire_limits "${PMTU[$FAM]}" "${MTU[$FAM]}"
+		remote timeout -k 5 "$tmo" rdma link add "$SRV_DEV" type "$TYPE" netdev $WIRE_NIC &&
+			bounded rdma link add "$CLI_DEV" type "$TYPE" netdev $WIRE_NIC ||
+			{ say "$DRV $FAM: rdma link add on the wire failed"; return 1; }
+		SRV_GID=$(remote_sh "wait_for 20 gid_index $SRV_DEV $WIRE_GID_A") &&
+			CLI_GID=$(wait_for 20 gid_index "$CLI_DEV" "$WIRE_GID_B") ||
+			{ say "$DRV $FAM: no IPv4 RoCE v2 GIDs"; return 1; }
+		wait_for 20 port_active "$CLI_DEV" ||
+			{ say "$DRV $FAM: port of $CLI_DEV not ACTIVE"; return 1; }
+		peer_kcpu_open || say "$DRV $FAM: no CPU samples from guest a"
+		say "$DRV $FAM: $SRV_DEV on guest a and $CLI_DEV on guest b, $WIRE_NIC MTU" \
+			"${MTU[$FAM]}, GID indexes $SRV_GID/$CLI_GID, active_mtu" \
+			"$(remote ibv_devinfo -d "$SRV_DEV" | awk '$1 == "active_mtu:" { print $2; exit }')/$(
+				devinfo_field "$CLI_DEV" active_mtu) (path MTU ${PMTU[$FAM]} expected)"
+		;;
 	esac
 }
-# fam_leave: delete the family's devices.
+# fam_leave: keep the devices' counters (retransmissions, drops: DIR/DRIVER-FAMILY-counters),
+# then delete the devices (guest a's through its agent).
 fam_leave() {
-	local d
+	local d f=$logs/$DRV-$FAM-counters
+	for d in "$SRV_DEV" "$CLI_DEV"; do
+		[ -n "$d" ] && [ -e "/sys/class/infiniband/$d" ] &&
+			{ echo "$d:"; bounded rdma statistic show link "$d/1"; } >>"$f" 2>&1
+	done
+	if [ "$FAM" = wire ]; then
+		[ -z "$SRV_DEV" ] || { echo "$SRV_DEV (guest a):"; remote timeout 10 rdma statistic show link "$SRV_DEV/1"; } >>"$f" 2>&1
+		peer_kcpu_close
+		[ -z "$SRV_DEV" ] || remote_sh "[ ! -e /sys/class/infiniband/$SRV_DEV ] ||
+			timeout -k 5 $tmo rdma link delete $SRV_DEV" || say "$DRV $FAM: rdma link delete $SRV_DEV on guest a failed"
+		SRV_DEV=''
+	fi
 	for d in "$SRV_DEV" "$CLI_DEV"; do
 		if [ -n "$d" ] && [ -e "/sys/class/infiniband/$d" ]; then
 			bounded rdma link delete "$d" || say "$DRV $FAM: rdma link delete $d failed"
@@ -152,12 +202,29 @@ fam_leave() {
 	SRV_DEV='' CLI_DEV=''
 }
 
+# The driver on this guest and, for the wire, on guest a (through its agent).
+drv_load() {
+	bounded modprobe "$1" || return 1
+	[ "$WIRE" != up ] || [ "${FAMILIES[0]}" != wire ] || remote timeout -k 5 "$tmo" modprobe "$1"
+}
+drv_unload() {
+	bounded modprobe -r "$1" || say "$DRV: modprobe -r $1 failed"
+	if [ "$WIRE" = up ] && [ "${FAMILIES[0]}" = wire ]; then
+		remote timeout -k 5 "$tmo" modprobe -r "$1" || say "$DRV: modprobe -r $1 on guest a failed"
+	fi
+}
+# drv_loaded MODULE: loaded here or (the wire) on guest a.
+drv_loaded() {
+	[ -d "/sys/module/$1" ] && return 0
+	[ "$WIRE" = up ] && [ "${FAMILIES[0]}" = wire ] && remote test -d "/sys/module/$1"
+}
+
 # phase DRIVER MODULE LINK_TYPE: load the driver, run every family, unload.
 phase() {
 	local fam row t0=$SECONDS t1
 	DRV=$1 TYPE=$3
 	say "== $DRV: module $2, link type $TYPE"
-	bounded modprobe "$2" || { say "$DRV: modprobe $2 failed"; return 0; }
+	drv_load "$2" || { say "$DRV: modprobe $2 failed"; return 0; }
 	for fam in "${FAMILIES[@]}"; do
 		t1=$SECONDS
 		if fam_enter "$fam"; then
@@ -166,13 +233,18 @@ phase() {
 					row_applies "$row" "$fam" && run_row "$row"
 				done
 			done
-			if [ "$fam" = loop ] && [ "$nvme_secs" -gt 0 ]; then nvme_rows 10.0.2.15; fi
+			if [ "$nvme_secs" -gt 0 ]; then
+				case $fam in
+				loop) nvme_rows 10.0.2.15 ;;
+				wire) nvme_rows $WIRE_ADDR_A ;;
+				esac
+			fi
 		fi
 		fam_leave
 		say "$DRV $fam: done in $((SECONDS - t1)) s"
 	done
 	write_csv # what we have so far, should the next phase take the kernel down
-	bounded modprobe -r "$2" || say "$DRV: modprobe -r $2 failed"
+	drv_unload "$2"
 	say "$DRV: done in $((SECONDS - t0)) s"
 }
 
@@ -184,6 +256,11 @@ on_exit() {
 	[ $rc -eq 0 ] || say "guest script failed (exit $rc): the table has what was measured"
 	nvme_down
 	wire_down
+	if [ "${FAMILIES[0]}" = wire ] && [ "$WIRE" = up ]; then
+		fam_leave
+		for m in rdma_rxe rrxe; do remote_sh "[ ! -d /sys/module/$m ] || modprobe -r $m" || true; done
+		agent_quit
+	fi
 	[ -z "$WORK" ] || rm -rf "$WORK"
 	write_csv && say "wrote $csv"
 }
@@ -192,7 +269,7 @@ mkdir -p /run/rdma /etc/rdma 2>/dev/null || true
 # perftest's outputs while it runs: the guest's own tmpfs (copied into the logs after each run)
 WORK=$(tmpfs_dir)/rrxe-bench-work.$$
 mkdir -p "$WORK"
-nic_up
+[[ " ${FAMILIES[*]} " != *" loop "* ]] || nic_up
 bounded modprobe ib_uverbs
 say "kernel $(uname -r), $(nproc) vCPUs," \
 	"perftest $(ib_write_bw --version 2>&1 | awk '{ print $NF; exit }')," \
@@ -203,12 +280,27 @@ WIRE=down
 if [[ " ${FAMILIES[*]} " == *" veth"* ]]; then
 	if wire_up; then WIRE=up; else say "veth pair setup failed: no wire families"; fi
 fi
+if [ "${FAMILIES[0]}" = wire ]; then
+	# guest b of the pair: our end of the wire, then guest a's agent (it may boot later)
+	if ! wire_nic_up $WIRE_ADDR_B $WIRE_MAC_B; then
+		say "no NIC with MAC $WIRE_MAC_B: no wire"
+	elif ! agent_wait 300; then
+		say "guest a's agent does not answer on $WIRE_ADDR_A:$AGENT_PORT: no wire"
+	else
+		WIRE=up
+		say "wire: $WIRE_NIC $WIRE_ADDR_B, guest a's agent at $WIRE_ADDR_A after $SECONDS s" \
+			"($(remote nproc) vCPU there)"
+	fi
+fi
 
 for m in rdma_rxe rrxe; do
 	if [ -d "/sys/module/$m" ]; then bounded modprobe -r "$m" || true; fi
+	if [ "$WIRE" = up ] && [ "${FAMILIES[0]}" = wire ]; then
+		remote_sh "[ ! -d /sys/module/$m ] || modprobe -r $m" || true
+	fi
 done
 phase rxe rdma_rxe rxe
-if [ -d /sys/module/rdma_rxe ]; then
+if drv_loaded rdma_rxe; then
 	# Never both drivers in one kernel: without the rxe unload there is no rrxe phase (its
 	# rows stay "fail").
 	say "rdma_rxe is still loaded: skipping rrxe"
