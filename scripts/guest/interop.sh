@@ -43,6 +43,7 @@ plan() {
 			90 -x ib_send_bw -s 65536 -n $N -F --report_gbits
 			60 -x ib_atomic_bw -n $N -F --report_gbits
 			60 -g verbs_remote
+			240 -x scripts/guest/nvmeof-rdma
 		EOF
 	done
 }
