@@ -216,7 +216,10 @@ run_perf() {
 		fi
 		add_result "$DRV|$FAM|$w|$size" "$v"
 		[ -n "$cpu" ] && add_cpu "$DRV|$FAM|$w|$size" "$cpu"
-		[ -n "$csrv" ] && add_cpu_srv "$DRV|$FAM|$w|$size" "$csrv" && add_cpu_cli "$DRV|$FAM|$w|$size" "$ccli"
+		if [ -n "$csrv" ]; then
+			add_cpu_srv "$DRV|$FAM|$w|$size" "$csrv"
+			add_cpu_cli "$DRV|$FAM|$w|$size" "$ccli"
+		fi
 		say "$DRV $FAM run $RUN $w $size: $v $unit, kernel ${cpu:-?} $cu$split ($((SECONDS - t0)) s)"
 		;;
 	lat)

@@ -182,16 +182,22 @@ fam_enter() {
 # fam_leave: keep the devices' counters (retransmissions, drops: DIR/DRIVER-FAMILY-counters),
 # then delete the devices (guest a's through its agent).
 fam_leave() {
-	local d f=$logs/$DRV-$FAM-counters
+	local d last='' f=$logs/$DRV-$FAM-counters
 	for d in "$SRV_DEV" "$CLI_DEV"; do
-		[ -n "$d" ] && [ -e "/sys/class/infiniband/$d" ] &&
+		if [ -n "$d" ] && [ "$d" != "$last" ] && [ -e "/sys/class/infiniband/$d" ]; then
 			{ echo "$d:"; bounded rdma statistic show link "$d/1"; } >>"$f" 2>&1
+		fi
+		last=$d
 	done
 	if [ "$FAM" = wire ]; then
-		[ -z "$SRV_DEV" ] || { echo "$SRV_DEV (guest a):"; remote timeout 10 rdma statistic show link "$SRV_DEV/1"; } >>"$f" 2>&1
+		if [ -n "$SRV_DEV" ]; then
+			{ echo "$SRV_DEV (guest a):"; remote timeout 10 rdma statistic show link "$SRV_DEV/1"; } \
+				>>"$f" 2>&1
+			remote_sh "[ ! -e /sys/class/infiniband/$SRV_DEV ] ||
+				timeout -k 5 $tmo rdma link delete $SRV_DEV" ||
+				say "$DRV $FAM: rdma link delete $SRV_DEV on guest a failed"
+		fi
 		peer_kcpu_close
-		[ -z "$SRV_DEV" ] || remote_sh "[ ! -e /sys/class/infiniband/$SRV_DEV ] ||
-			timeout -k 5 $tmo rdma link delete $SRV_DEV" || say "$DRV $FAM: rdma link delete $SRV_DEV on guest a failed"
 		SRV_DEV=''
 	fi
 	for d in "$SRV_DEV" "$CLI_DEV"; do
