@@ -25,6 +25,9 @@ pub(crate) enum Counter {
     RcvdRnrErr = 4,
     SendRnrErr = 5,
     RcvdSeqErr = 6,
+    /// A response or acknowledgement handed to the completer (`ack_deferred`, as rxe counts
+    /// it: its completer runs deferred on every one).
+    AckDeferred = 7,
     RetryExceededErr = 8,
     RetryRnrExceededErr = 9,
     CompleterRetryErr = 10,

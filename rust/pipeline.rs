@@ -30,6 +30,7 @@ mod tunnel;
 mod xmit;
 
 use crate::{
+    counters::Counter,
     device::RrxeDevice,
     ib::{
         AddressVector,
@@ -390,6 +391,7 @@ fn handle(
             }
         }
     } else {
+        qp.device().count(Counter::AckDeferred);
         let c = completer::on_response(qp, snap, &h, payload);
         if c.dropped {
             drop_packet(qp.device(), DropReason::StaleResponse, Some(&bth));

@@ -138,9 +138,14 @@ xrun uc 30 -g ibv_uc_pingpong -c -n 200 -s 1024
 xrun ud 30 -g ibv_ud_pingpong -c -n 200 -s 1024
 # ATOMIC_WRITE, FLUSH, atomics, memory windows and SEND_WITH_INV across the wire.
 xrun remote_ops 30 -g "$BIN/verbs_remote"
+acks() { cat "/sys/class/infiniband/${DEV}b/ports/1/hw_counters/ack_deferred"; }
+acks0=$(acks)
 for tool in ib_write_bw ib_read_bw ib_send_bw; do
 	xrun "$tool" 60 -x $tool -s 65536 -n 50 -F --report_gbits
 done
+# The client's completer took every ACK and READ response (rxe's name: ack_deferred).
+check "ack_deferred counted the responses ($acks0 -> $(acks))" \
+	bash -c "[ \$(cat /sys/class/infiniband/${DEV}b/ports/1/hw_counters/ack_deferred) -gt $((acks0 + 50)) ]"
 # Messages of 32768 packets (NETNS_LONG_MB, default 32): far more than a run of the pipeline
 # sends, so the QP must carry on by itself (UC has no timer to wake it; a READ's responses
 # come in one go and must not overrun the peer's backlog).
