@@ -18,7 +18,9 @@
 # tool output to OUTDIR/SIDE/K.{srv,cli} and its dmesg to OUTDIR/SIDE.dmesg.
 # Exit status: 0 when the setup worked (the cases' results are in the files), 1 otherwise.
 # INTEROP_N (default 200): iterations of every run; INTEROP_BUDGET (s, default 320): cases
-# whose turn comes later are not run.
+# whose turn comes later are not run; INTEROP_FAULTS=1 adds NVMe-oF under faults (nvme reset
+# and a link flap on the host's side during verified I/O; not in make check yet: a C rxe host
+# whose link flapped never reconnected to an rrxe target, see issue #12).
 set -u
 cd "$(dirname "$0")/../.."
 side=$1 MOD_A=$2 MOD_B=$3
@@ -28,9 +30,12 @@ BUDGET=${INTEROP_BUDGET:-320}
 # The plan, identical on both sides: "K SERVER_SIDE TIMEOUT GIDOPT TOOL ARGS...", in both
 # directions (server on a, then server on b).
 plan() {
-	local k=0 srv t
+	local k=0 srv t faults=
+	# INTEROP_FAULTS=1: NVMe-oF with faults on the host's side too (nvme reset, link flap).
+	[ "${INTEROP_FAULTS:-0}" = 1 ] && faults="240 -x scripts/guest/nvmeof-rdma --faults"
 	for srv in a b; do
 		while read -r t; do
+			[ -n "$t" ] || continue
 			k=$((k + 1))
 			echo "$k $srv $t"
 		done <<-EOF
@@ -44,6 +49,7 @@ plan() {
 			60 -x ib_atomic_bw -n $N -F --report_gbits
 			60 -g verbs_remote
 			240 -x scripts/guest/nvmeof-rdma
+			$faults
 		EOF
 	done
 }
