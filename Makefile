@@ -12,8 +12,9 @@
 #   make check-full         ... with every selftest on the debug kernel, without a time budget
 #   make soak               the adversarial tests over and over for SOAK_MINUTES (default 30)
 #   make demo               ibv_devinfo on an rrxe device in a VM
-#   make bench              perftest on C rxe and rrxe in one VM, loopback and over a veth:
-#                           table, CSV, a PNG per family (RRXE_BENCH_RUNS, default 5 runs)
+#   make bench              perftest, NVMe-oF on C rxe and rrxe: one VM (loopback, veth), then
+#                           two VMs on a wire; table, CSV, a PNG per family (RRXE_BENCH_RUNS,
+#                           default 5 runs; about 46 minutes)
 #
 # KDIR defaults to the running kernel's build tree when it has Rust support, else to the
 # cached test kernel (scripts/build-kernel); LLVM=-19 is passed for the debug flavour.
