@@ -138,8 +138,7 @@ impl PhysState {
     pub(crate) fn of_netdev(nd: &NetDevice) -> Self {
         if nd.is_running() {
             Self::LinkUp
-        // SAFETY: `nd` is a valid netdev for the duration of the borrow.
-        } else if unsafe { bindings::rrxe_helper_netdev_is_up(nd.as_raw()) } {
+        } else if nd.is_up() {
             Self::Polling
         } else {
             Self::Disabled

@@ -178,14 +178,17 @@ impl<T: DeviceOps> Device<T> {
     /// its first NUL, cut to 63 bytes so the field stays NUL-terminated.
     pub(crate) fn set_node_desc(&self, desc: &[c_char]) {
         let n = desc.iter().position(|&c| c == 0).unwrap_or(desc.len());
-        // SAFETY: The device is valid. Readers (sysfs, the SMA) take no lock, as with every
-        // driver's `modify_device`: a reader racing this write may see a mix of the old and
-        // the new description, never bytes outside the field, whose last byte stays NUL.
-        let field = unsafe { &mut (*self.as_raw()).node_desc };
-        let n = n.min(field.len() - 1);
+        // SAFETY: The device is valid; only the field's address is taken, no reference: readers
+        // (sysfs, the SMA) take no lock, as with every driver's `modify_device`.
+        let field = unsafe { core::ptr::addr_of_mut!((*self.as_raw()).node_desc) };
+        let len = array_len(field);
+        let n = n.min(len - 1);
         let src = Iterator::chain(desc[..n].iter().copied(), core::iter::repeat(0));
-        for (slot, c) in field.iter_mut().zip(src) {
-            *slot = c;
+        for (i, c) in (0..len).zip(src) {
+            // SAFETY: `i < len`, inside the field. Each byte is written alone: a reader racing
+            // this sees a mix of the old and the new description, never bytes outside the
+            // field, whose last byte stays NUL.
+            unsafe { field.cast::<c_char>().add(i).write_volatile(c) };
         }
     }
 
@@ -290,4 +293,9 @@ impl<T: DeviceOps> Drop for Driver<T> {
         // SAFETY: Unregisters (and frees, through `dealloc_driver`) all our devices; sleeps.
         unsafe { bindings::ib_unregister_driver(DRIVER_ID) };
     }
+}
+
+/// The length of the array behind `_p`, from its type (no access).
+const fn array_len<T, const N: usize>(_p: *mut [T; N]) -> usize {
+    N
 }

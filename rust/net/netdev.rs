@@ -60,6 +60,12 @@ impl NetDevice {
         state == bindings::ib_port_state_IB_PORT_ACTIVE as c_int
     }
 
+    /// Whether the device is administratively up (`IFF_UP`), carrier or not.
+    pub(crate) fn is_up(&self) -> bool {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { bindings::rrxe_helper_netdev_is_up(self.as_raw()) }
+    }
+
     /// The modified EUI-64 derived from the MAC address, in network byte order as stored.
     pub(crate) fn eui64(&self) -> u64 {
         // SAFETY: By the type invariant the device is valid.
