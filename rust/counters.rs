@@ -38,6 +38,10 @@ pub(crate) enum Counter {
     RdmaRecvs = 14,
     SentBytes = 15,
     RcvdBytes = 16,
+    /// A page fault of an on-demand-paging MR resolved for the data path.
+    OdpFaults = FIRST_DROP as isize + DROPS as isize,
+    /// A page fault of an on-demand-paging MR that failed (the access then fails).
+    OdpFaultErrors = FIRST_DROP as isize + DROPS as isize + 1,
 }
 
 /// The first of the drop counters (rrxe's own, after rxe's 17), in [`DropReason`] order.
@@ -67,8 +71,11 @@ pub(crate) fn drop_index(r: DropReason) -> usize {
         }
 }
 
+/// Number of drop counters.
+const DROPS: usize = 17;
+
 /// Number of counters.
-pub(crate) const COUNT: usize = 17 + 17;
+pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 2;
 
 /// The names, in index order (rxe's `rxe_counter_descs`).
 pub(crate) static DESCS: [StatDesc; COUNT] = [
@@ -106,6 +113,8 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"drop_bad_recv_wqe"),
     StatDesc::new(c"drop_inbox_full"),
     StatDesc::new(c"drop_address_mismatch"),
+    StatDesc::new(c"odp_faults"),
+    StatDesc::new(c"odp_fault_errors"),
 ];
 
 /// A device's counter values.

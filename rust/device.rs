@@ -35,6 +35,8 @@ use crate::{
         PmaCounters,
         PortAttr,
         PortState,
+        Prefetch,
+        PrefetchRange,
         Qp,
         QpAttr,
         QpInit,
@@ -45,9 +47,10 @@ use crate::{
         SrqAttr,
         SrqMask,
         StatDesc,
-        Udata, //
+        Udata,
         Umem,
-        Wc,
+        UmemOdp,
+        Wc, //
     },
     index::IndexPool,
     limits,
@@ -411,6 +414,28 @@ impl ib::DeviceOps for RrxeDevice {
         RrxeMr::rereg(mr, flags, access)
     }
 
+    fn reg_odp_mr(
+        dev: &Device<Self>,
+        odp: UmemOdp,
+        iova: u64,
+        access: u32,
+    ) -> Result<(RrxeMr, MrKeys)> {
+        RrxeMr::on_demand(dev, odp, iova, access)
+    }
+
+    fn advise_mr(
+        dev: &Device<Self>,
+        pd: usize,
+        advice: Prefetch,
+        ranges: &[PrefetchRange],
+    ) -> Result {
+        for r in ranges {
+            let mr = dev.lookup_mr(r.lkey, pd).ok_or(EINVAL)?;
+            mr.prefetch(r.addr, u64::from(r.length), advice)?;
+        }
+        Ok(())
+    }
+
     fn alloc_mr(
         dev: &Device<Self>,
         max_num_sg: u32,
@@ -462,6 +487,7 @@ impl ib::DeviceOps for RrxeDevice {
         // Closed, not just cancelled: a pass still running elsewhere cannot re-arm them.
         qp.pipe().timer.close();
         qp.pipe().kicker.close();
+        qp.pipe().odp.close();
     }
 
     type Qp = RrxeQp;

@@ -19,6 +19,7 @@ mod mad;
 mod mmap;
 mod mr;
 mod object;
+mod odp;
 mod ops;
 mod qp;
 mod srq;
@@ -64,6 +65,12 @@ pub(crate) use mr::{
     MrKeys,
     Umem, //
 };
+pub(crate) use odp::{
+    Prefetch,
+    PrefetchRange,
+    UmemOdp, //
+    MAX_FAULT_BYTES,
+};
 pub(crate) use ops::{
     DeviceOps,
     ROCE_PORT_CAP_FLAGS, //
@@ -94,6 +101,7 @@ pub(crate) use udata::{
 };
 pub(crate) use work::{
     RefWork,
+    Sleeping,
     WorkTarget, //
 };
 pub(crate) use wr::{

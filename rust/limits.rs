@@ -104,6 +104,7 @@ pub(crate) fn device_attr(guid: u64) -> DeviceAttr {
             | device_cap::MEM_WINDOW_TYPE_2B
             | device_cap::ATOMIC_WRITE,
         allow_user_unreg: true,
+        on_demand_paging: true,
         max_send_sge: MAX_SGE,
         max_recv_sge: MAX_SGE,
         max_sge_rd: 32,

@@ -11,10 +11,12 @@ mod pages;
 mod user_buf;
 
 pub(crate) use pages::{
+    copy_page,
     copy_span,
     kernel_atomic_u64,
     kernel_read,
     kernel_write,
+    page_atomic_u64,
     KernelConsumer,
     PinnedPages,
     Span, //

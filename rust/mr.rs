@@ -10,7 +10,9 @@ use crate::{
         Device,
         Mr,
         MrKeys,
-        Umem, //
+        Prefetch,
+        Umem,
+        UmemOdp, //
     },
     index::PoolIndex,
     kernel_ext::random_u8,
@@ -44,6 +46,12 @@ enum MrKind {
     User {
         /// The pinned pages.
         umem: Umem,
+    },
+    /// User memory paged on demand: the data path finds a page absent (`EAGAIN`) until a fault
+    /// in process context ([`RrxeMr::fault`]) brings it in.
+    OnDemand {
+        /// The registration and the table of its present pages.
+        odp: UmemOdp,
     },
     /// All of kernel virtual memory (virtual DMA); only kernel consumers have one.
     Dma(KernelConsumer),
@@ -161,7 +169,7 @@ impl RrxeMr {
     /// Whether a memory window may cover `[addr, addr + len)`: inside a user region (kernel
     /// consumers cannot bind windows, so their DMA and fast-registration MRs hold none).
     pub(crate) fn can_hold_window(&self, addr: u64, len: u64) -> bool {
-        matches!(self.kind, MrKind::User { .. })
+        matches!(self.kind, MrKind::User { .. } | MrKind::OnDemand { .. })
             && usize::try_from(len).is_ok_and(|len| self.offset(addr, len).is_ok())
     }
 
@@ -279,15 +287,59 @@ impl RrxeMr {
     }
 
     /// The memory of `[va, va + len)` as one side of a direct copy; `EFAULT` outside the
-    /// region, `EINVAL` for fast-registration MRs (their pages are copied through the packet
-    /// path).
+    /// region, `EINVAL` for fast-registration and on-demand-paging MRs (their pages are copied
+    /// through the packet path, which waits for page faults).
     pub(crate) fn span(&self, va: u64, len: usize) -> Result<Span<'_>> {
         let off = self.offset(va, len)?;
         match &self.kind {
             MrKind::User { umem } => Ok(Span::Pinned(umem.pages(), off as usize)),
             MrKind::Dma(k) => Ok(Span::Kernel(k, va)),
-            MrKind::FastReg { .. } => Err(EINVAL),
+            MrKind::FastReg { .. } | MrKind::OnDemand { .. } => Err(EINVAL),
         }
+    }
+
+    /// Whether the region is paged on demand: its accesses may fail with `EAGAIN` (a page is
+    /// not present), to be retried after [`Self::fault`].
+    pub(crate) fn is_on_demand(&self) -> bool {
+        matches!(self.kind, MrKind::OnDemand { .. })
+    }
+
+    /// Makes the pages of `[va, va + len)` present (for writing when `write`), at most
+    /// [`crate::ib::MAX_FAULT_BYTES`] of them; a no-op for regions that are not paged on
+    /// demand. Process context: sleeps.
+    pub(crate) fn fault(&self, va: u64, len: u64, write: bool) -> Result {
+        let MrKind::OnDemand { odp } = &self.kind else {
+            return Ok(());
+        };
+        let len = len.min(crate::ib::MAX_FAULT_BYTES);
+        let off = self.offset(va, usize::try_from(len).map_err(|_| EFAULT)?)?;
+        odp.fault(off, len, write, true)
+    }
+
+    /// `ibv_advise_mr` on `[va, va + len)`: `EPERM` to prefetch for writing a region the user
+    /// cannot write locally, `EINVAL` for regions that are not paged on demand. Process
+    /// context: sleeps.
+    pub(crate) fn prefetch(&self, va: u64, len: u64, advice: Prefetch) -> Result {
+        let MrKind::OnDemand { odp } = &self.kind else {
+            return Err(EINVAL);
+        };
+        if advice == Prefetch::Write && self.access() & ACCESS_LOCAL_WRITE == 0 {
+            return Err(EPERM);
+        }
+        let mut done = 0u64;
+        while done < len {
+            let n = (len - done).min(crate::ib::MAX_FAULT_BYTES);
+            let at = va.checked_add(done).ok_or(EFAULT)?;
+            let off = self.offset(at, usize::try_from(n).map_err(|_| EFAULT)?)?;
+            odp.fault(
+                off,
+                n,
+                advice == Prefetch::Write,
+                advice != Prefetch::NoFault,
+            )?;
+            done += n;
+        }
+        Ok(())
     }
 
     /// Copies `dst.len()` bytes at address `va` of the region into `dst`.
@@ -295,6 +347,7 @@ impl RrxeMr {
         let off = self.offset(va, dst.len())?;
         match &self.kind {
             MrKind::User { umem } => umem.pages().read(off as usize, dst),
+            MrKind::OnDemand { odp } => odp.read(off as usize, dst),
             MrKind::Dma(k) => crate::mm::kernel_read(k, va, dst),
             MrKind::FastReg { pages, kernel } => Self::frwr_copy(kernel, pages, va, dst, true),
         }
@@ -305,6 +358,7 @@ impl RrxeMr {
         let off = self.offset(va, src.len())?;
         match &self.kind {
             MrKind::User { umem } => umem.pages().write(off as usize, src),
+            MrKind::OnDemand { odp } => odp.write(off as usize, src),
             MrKind::Dma(k) => crate::mm::kernel_write(k, va, src),
             MrKind::FastReg { pages, kernel } => {
                 // The copy helper takes a mutable buffer for both directions; copy the source
@@ -332,6 +386,7 @@ impl RrxeMr {
         let off = self.offset(va, 8)?;
         match &self.kind {
             MrKind::User { umem } => umem.pages().atomic_u64(off as usize, f),
+            MrKind::OnDemand { odp } => odp.atomic_u64(off as usize, f),
             MrKind::Dma(k) => crate::mm::kernel_atomic_u64(k, va, f),
             MrKind::FastReg { pages, kernel } => {
                 // An aligned word never crosses a page (pages are at least 4 KiB): find its
@@ -378,8 +433,13 @@ impl RrxeMr {
     /// Re-registration in place: a new PD (moved by ib_core) and/or new access rights, which
     /// the pinned pages must allow (`EACCES` for write access to read-only memory).
     pub(crate) fn rereg(mr: &Mr<RrxeDevice>, flags: u32, access: u32) -> Result {
-        if let MrKind::User { umem } = &mr.kind {
-            umem.check_rereg(flags, access)?;
+        match &mr.kind {
+            MrKind::User { umem } => umem.check_rereg(flags, access)?,
+            // The umem's writability and paging mode are fixed at registration.
+            MrKind::OnDemand { .. } if flags & REREG_ACCESS != 0 => {
+                return Err(crate::kernel_ext::eopnotsupp())
+            }
+            _ => {}
         }
         if flags & REREG_ACCESS != 0 {
             check_persistence(access)?;
@@ -399,6 +459,19 @@ impl RrxeMr {
         let len = umem.len();
         iova.checked_add(len).ok_or(EINVAL)?;
         Self::new(dev, MrKind::User { umem }, access, iova, len)
+    }
+
+    /// Registers user memory paged on demand, addressed from `iova` (which may not wrap).
+    pub(crate) fn on_demand(
+        dev: &Device<RrxeDevice>,
+        odp: UmemOdp,
+        iova: u64,
+        access: u32,
+    ) -> Result<(Self, MrKeys)> {
+        check_persistence(access)?;
+        let len = odp.len();
+        iova.checked_add(len).ok_or(EINVAL)?;
+        Self::new(dev, MrKind::OnDemand { odp }, access, iova, len)
     }
 
     /// A fast-registration MR for up to `max_num_sg` pages (`EINVAL` above the device limit).

@@ -20,6 +20,7 @@ mod crc;
 mod direct;
 mod gate;
 mod mem;
+mod odp;
 mod recv;
 mod requester;
 mod responder;
@@ -47,6 +48,7 @@ use crate::{
         packet,
         qp_state::{
             local_ack_timeout_ns,
+            QpState,
             QpType, //
         },
     },
@@ -303,7 +305,11 @@ fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
     let c = completer::on_timer(qp, &snap);
     worked |= c.progressed;
     let mut fatal = c.fatal;
-    while !out.is_full() {
+    // A side waiting for a page fault does nothing until the fault work resumes it (a QP in
+    // ERR only flushes and drops: it touches no memory and need not wait).
+    let odp = &qp.pipe().odp;
+    let waits = |side| snap.state != QpState::Err && odp.stalled(side);
+    while !out.is_full() && !waits(odp::Side::Recv) {
         if responder::continue_read(qp, &snap, out) {
             break;
         }
@@ -312,6 +318,11 @@ fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
         };
         worked = true;
         let h = handle(qp, &snap, &mut skb, out);
+        if odp.take_parked() {
+            // The packet needs a page that is being faulted in: it is handled again first.
+            qp.pipe().inbox.push_front(skb);
+            break;
+        }
         fatal |= h.fatal;
         if !h.dropped {
             // Drop monitors see only the packets dropped (and counted) above.
@@ -319,7 +330,7 @@ fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
         }
     }
     responder::flush_ack(qp, &snap, out);
-    if !fatal {
+    if !fatal && !waits(odp::Side::Send) {
         let r = requester::run(qp, &snap, out);
         worked |= r.progressed;
         fatal |= r.fatal;

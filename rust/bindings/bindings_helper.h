@@ -16,6 +16,7 @@
 #include <net/ipv6.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_netlink.h>
@@ -23,6 +24,7 @@
 
 #include "helpers.h"
 #include "device_attrs.h"
+#include "odp.h"
 
 /* Constants bindgen cannot evaluate from macros. */
 const int RRXE_NOTIFY_DONE = NOTIFY_DONE;

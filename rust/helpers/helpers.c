@@ -416,6 +416,11 @@ bool rrxe_helper_work_queue_bh(struct work_struct *w)
 	return queue_work(system_bh_wq, w);
 }
 
+bool rrxe_helper_work_queue_unbound(struct work_struct *w)
+{
+	return queue_work(system_unbound_wq, w);
+}
+
 bool rrxe_helper_work_cancel_sync(struct work_struct *w)
 {
 	return cancel_work_sync(w);

@@ -128,6 +128,8 @@ void rrxe_helper_trace_drop(const char *dev, u32 qpn, u32 psn, u8 opcode, const 
 struct work_struct;
 void rrxe_helper_work_init(struct work_struct *w, void (*fn)(struct work_struct *));
 bool rrxe_helper_work_queue_bh(struct work_struct *w);
+/* queue_work() on system_unbound_wq: process context, may sleep */
+bool rrxe_helper_work_queue_unbound(struct work_struct *w);
 bool rrxe_helper_work_cancel_sync(struct work_struct *w);
 
 /* timers */

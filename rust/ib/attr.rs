@@ -179,6 +179,9 @@ pub(crate) struct DeviceAttr {
     pub(crate) device_cap_flags: u64,
     /// Whether `rdma link delete` may unregister the device (`IBK_ALLOW_USER_UNREG`).
     pub(crate) allow_user_unreg: bool,
+    /// Whether user MRs may be paged on demand (`IBK_ON_DEMAND_PAGING`): RC may use them for
+    /// every operation, UD for sends and receives, as C rxe reports (no implicit ODP).
+    pub(crate) on_demand_paging: bool,
     /// Maximum send SGEs per WR.
     pub(crate) max_send_sge: u32,
     /// Maximum receive SGEs per WR.
@@ -243,6 +246,22 @@ impl DeviceAttr {
         } else {
             0
         };
+        if self.on_demand_paging {
+            c.kernel_cap_flags |= u64::from(bindings::ib_kernel_cap_flags_IBK_ON_DEMAND_PAGING);
+            let send = bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SEND;
+            let recv = bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_RECV;
+            let srq = bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SRQ_RECV;
+            c.odp_caps.general_caps = u64::from(bindings::ib_odp_general_cap_bits_IB_ODP_SUPPORT);
+            c.odp_caps.per_transport_caps.ud_odp_caps = send | recv | srq;
+            c.odp_caps.per_transport_caps.rc_odp_caps = send
+                | recv
+                | srq
+                | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_WRITE
+                | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_READ
+                | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC
+                | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_FLUSH
+                | bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC_WRITE;
+        }
         c.max_send_sge = clamp_int(self.max_send_sge);
         c.max_recv_sge = clamp_int(self.max_recv_sge);
         c.max_sge_rd = clamp_int(self.max_sge_rd);

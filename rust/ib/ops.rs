@@ -22,6 +22,11 @@ use super::{
         MrKeys,
         Umem, //
     },
+    odp::{
+        Prefetch,
+        PrefetchRange,
+        UmemOdp, //
+    },
     qp::{
         self,
         AddressVector,
@@ -172,6 +177,24 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// Re-registers an MR in place (`IB_MR_REREG_PD` and/or `IB_MR_REREG_ACCESS` in `flags`;
     /// ib_core moves the PD). New translations are not supported.
     fn rereg_user_mr(mr: &Mr<Self>, flags: u32, access: u32) -> Result;
+
+    /// Registers user memory for on-demand paging (`IB_ACCESS_ON_DEMAND`: not pinned, faulted
+    /// in as the data path needs it), addressed from `iova`, with `IB_ACCESS_*` rights.
+    fn reg_odp_mr(
+        dev: &Device<Self>,
+        odp: UmemOdp,
+        iova: u64,
+        access: u32,
+    ) -> Result<(Self::Mr, MrKeys)>;
+
+    /// `ibv_advise_mr`: makes the pages of `ranges` (keys of on-demand-paging MRs of protection
+    /// domain `pd`) present. Process context: may sleep.
+    fn advise_mr(
+        dev: &Device<Self>,
+        pd: usize,
+        advice: Prefetch,
+        ranges: &[PrefetchRange],
+    ) -> Result;
 
     /// A fast-registration MR (`IB_MR_TYPE_MEM_REG`) for up to `max_num_sg` pages; only kernel
     /// consumers allocate them (their pages are kernel addresses).
@@ -334,6 +357,7 @@ impl<T: DeviceOps> Adapter<T> {
         post_srq_recv: Some(Self::post_srq_recv),
         poll_cq: Some(Self::poll_cq),
         reg_user_mr: Some(Self::reg_user_mr),
+        advise_mr: Some(Self::advise_mr),
         get_dma_mr: Some(Self::get_dma_mr),
         dereg_mr: Some(Self::dereg_mr),
         rereg_user_mr: Some(Self::rereg_user_mr),

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A work item on the BH workqueue (`system_bh_wq`: softirq context, soon after it is queued)
-//! that holds an [`ObjRef`] to its target while queued, as [`super::RefTimer`] does for timers.
-//! It is what a context that may not do the work itself (interrupts disabled, or a run that used
-//! up its budget) hands it to, without waiting a timer tick.
+//! A work item that holds an [`ObjRef`] to its target while queued, as [`super::RefTimer`] does
+//! for timers. On the BH workqueue (`system_bh_wq`: softirq context, soon after it is queued)
+//! it is what a context that may not do the work itself (interrupts disabled, or a run that used
+//! up its budget) hands it to, without waiting a timer tick; on the unbound workqueue it is the
+//! process context for work that sleeps (faulting in user pages).
 //!
 //! C header: [`include/linux/workqueue.h`](srctree/include/linux/workqueue.h).
 
@@ -17,55 +18,80 @@ use crate::{
     new_spinlock_irq,
     sync::SpinLockIrq, //
 };
+use core::marker::PhantomData;
 use kernel::{
     prelude::*,
     types::Opaque, //
 };
 
-/// What a [`RefWork`] runs.
-pub(crate) trait WorkTarget: Counted + Sized + 'static {
-    /// The work runs (softirq context).
+/// Where a [`RefWork`] runs.
+pub(crate) trait WorkKind: Send + Sync + 'static {
+    /// Whether the work may sleep (process context) rather than run in softirq context.
+    const SLEEPS: bool;
+}
+
+/// The BH workqueue: softirq context, soon after queueing.
+pub(crate) struct Bh;
+
+impl WorkKind for Bh {
+    const SLEEPS: bool = false;
+}
+
+/// The unbound workqueue: process context, the work may sleep.
+pub(crate) struct Sleeping;
+
+impl WorkKind for Sleeping {
+    const SLEEPS: bool = true;
+}
+
+/// What a [`RefWork`] of kind `K` runs.
+pub(crate) trait WorkTarget<K: WorkKind = Bh>: Counted + Sized + 'static {
+    /// The work runs (softirq context for [`Bh`], process context for [`Sleeping`]).
     fn work_run(this: ObjRef<Self>);
 }
 
 /// A work item queued with a reference to its target. The workqueue never runs it on two CPUs
 /// at once; queued again while it runs, it runs once more afterwards.
 #[pin_data(PinnedDrop)]
-pub(crate) struct RefWork<O: WorkTarget> {
+pub(crate) struct RefWork<O: WorkTarget<K>, K: WorkKind = Bh> {
     #[pin]
     work: Opaque<bindings::work_struct>,
     #[pin]
     queued: SpinLockIrq<PendingRef<O>>,
+    kind: PhantomData<K>,
 }
 
 // SAFETY: The work item is used through the workqueue's own synchronisation; `queued` is
 // locked.
-unsafe impl<O: WorkTarget> Send for RefWork<O> {}
+unsafe impl<O: WorkTarget<K>, K: WorkKind> Send for RefWork<O, K> {}
 // SAFETY: As above.
-unsafe impl<O: WorkTarget> Sync for RefWork<O> {}
+unsafe impl<O: WorkTarget<K>, K: WorkKind> Sync for RefWork<O, K> {}
 
 /// The work function.
 ///
 /// # Safety
 ///
-/// Called by the workqueue with the `work` field of a live `RefWork<O>`.
-unsafe extern "C" fn run<O: WorkTarget>(w: *mut bindings::work_struct) {
-    // SAFETY: `w` is the `work` field of a live `RefWork<O>`: its drop and `close` cancel the
-    // work (waiting for this function) before the memory goes.
-    let this = unsafe { &*kernel::container_of!(Opaque::cast_from(w), RefWork<O>, work) };
+/// Called by the workqueue with the `work` field of a live `RefWork<O, K>`.
+unsafe extern "C" fn run<O: WorkTarget<K>, K: WorkKind>(w: *mut bindings::work_struct) {
+    // SAFETY: `w` is the `work` field of a live `RefWork<O, K>`: its drop and `close` cancel
+    // the work (waiting for this function) before the memory goes.
+    let this = unsafe { &*kernel::container_of!(Opaque::cast_from(w), RefWork<O, K>, work) };
     let target = this.queued.lock().take();
     if let Some(target) = target {
-        O::work_run(target);
+        <O as WorkTarget<K>>::work_run(target);
     }
 }
 
-impl<O: WorkTarget> RefWork<O> {
+impl<O: WorkTarget<K>, K: WorkKind> RefWork<O, K> {
     /// A work item with nothing queued.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
             // SAFETY: `INIT_WORK` initialises the work in place.
-            work <- Opaque::ffi_init(|w| unsafe { bindings::rrxe_helper_work_init(w, Some(run::<O>)) }),
+            work <- Opaque::ffi_init(|w| unsafe {
+                bindings::rrxe_helper_work_init(w, Some(run::<O, K>))
+            }),
             queued <- new_spinlock_irq!(PendingRef::new(), "rrxe_work"),
+            kind: PhantomData,
         })
     }
 
@@ -77,7 +103,13 @@ impl<O: WorkTarget> RefWork<O> {
         }
         // SAFETY: The work is initialised; queued under the lock, so `close` (which sets
         // `closed` under it first) cancels every queueing that happened.
-        unsafe { bindings::rrxe_helper_work_queue_bh(self.work.get()) };
+        unsafe {
+            if K::SLEEPS {
+                bindings::rrxe_helper_work_queue_unbound(self.work.get());
+            } else {
+                bindings::rrxe_helper_work_queue_bh(self.work.get());
+            }
+        }
     }
 
     /// Stops the work for good (its target is going away): later [`Self::queue`] calls do
@@ -95,7 +127,7 @@ impl<O: WorkTarget> RefWork<O> {
 }
 
 #[pinned_drop]
-impl<O: WorkTarget> PinnedDrop for RefWork<O> {
+impl<O: WorkTarget<K>, K: WorkKind> PinnedDrop for RefWork<O, K> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: The work is initialised; after this it neither runs nor is queued.
         unsafe { bindings::rrxe_helper_work_cancel_sync(self.work.get()) };

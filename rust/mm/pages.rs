@@ -28,8 +28,15 @@ enum Dir<'a, 'b> {
 ///
 /// # Safety
 ///
-/// `page` is a valid page that stays allocated during the call; `off + len <= PAGE_SIZE`.
-unsafe fn copy_page(page: *mut bindings::page, off: usize, buf: *mut u8, len: usize, out: bool) {
+/// `page` is a valid page that stays allocated during the call; `off + len <= PAGE_SIZE`;
+/// `buf` is valid for `len` bytes (written only when `out`).
+pub(crate) unsafe fn copy_page(
+    page: *mut bindings::page,
+    off: usize,
+    buf: *mut u8,
+    len: usize,
+    out: bool,
+) {
     // SAFETY: Guaranteed by the caller; the mapping is local to this call.
     unsafe {
         let va = bindings::rrxe_helper_kmap_local(page).cast::<u8>().add(off);
@@ -126,15 +133,29 @@ impl PinnedPages {
             return Err(EINVAL);
         }
         let page = *self.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
-        // SAFETY: By the invariant the page is pinned; an aligned word never crosses a page;
-        // the mapping lives until `kunmap_local` below and the reference does not escape `f`.
-        unsafe {
-            let base = bindings::rrxe_helper_kmap_local(page as *mut bindings::page).cast::<u8>();
-            let word = AtomicU64::from_ptr(base.add(pos % PAGE_SIZE).cast::<u64>());
-            let r = f(word);
-            bindings::rrxe_helper_kunmap_local(base.cast());
-            Ok(r)
-        }
+        // SAFETY: By the invariant the page is pinned; an aligned word never crosses a page.
+        Ok(unsafe { page_atomic_u64(page as *mut bindings::page, pos % PAGE_SIZE, f) })
+    }
+}
+
+/// Runs `f` on the 64-bit word at byte `off` of `page`.
+///
+/// # Safety
+///
+/// `page` is a valid page that stays allocated during the call; `off` is 8-byte aligned and
+/// `off + 8 <= PAGE_SIZE`.
+pub(crate) unsafe fn page_atomic_u64<R>(
+    page: *mut bindings::page,
+    off: usize,
+    f: impl FnOnce(&AtomicU64) -> R,
+) -> R {
+    // SAFETY: Guaranteed by the caller; the mapping lives until `kunmap_local` below and the
+    // reference does not escape `f`.
+    unsafe {
+        let base = bindings::rrxe_helper_kmap_local(page).cast::<u8>();
+        let r = f(AtomicU64::from_ptr(base.add(off).cast::<u64>()));
+        bindings::rrxe_helper_kunmap_local(base.cast());
+        r
     }
 }
 

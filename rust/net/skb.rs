@@ -288,6 +288,12 @@ impl SkbQueue {
         unsafe { bindings::skb_queue_tail(self.head.get(), skb.into_raw()) };
     }
 
+    /// Puts a buffer back at the head of the queue (it is taken next).
+    pub(crate) fn push_front(&self, skb: SkBuff) {
+        // SAFETY: The head is initialised; the queue takes ownership of the skb.
+        unsafe { bindings::skb_queue_head(self.head.get(), skb.into_raw()) };
+    }
+
     /// Appends a buffer unless the queue already holds `max`; gives it back if it does.
     pub(crate) fn push_bounded(&self, skb: SkBuff, max: u32) -> Result<(), SkBuff> {
         // SAFETY: The head is initialised; `qlen` is read without the lock (a racy bound, as

@@ -6,6 +6,7 @@
 
 use super::{
     mem,
+    odp::Side,
     requester::rewind,
     state::{
         SendState,
@@ -248,6 +249,8 @@ pub(crate) fn on_response(
             };
             let status = match delivered {
                 Ok(()) => WcStatus::Success,
+                // A local page is being faulted in: the response is handled again after.
+                Err(e) if e == EAGAIN => return out,
                 Err(_) => WcStatus::LocProtErr,
             };
             st.comp_psn = psn.next();
@@ -281,7 +284,7 @@ fn deliver_local(
     data: &[u8],
 ) -> Result {
     let sink = st.entry(i).and_then(|t| t.sink).ok_or(EINVAL)?;
-    mem::scatter(qp.device(), snap, st.sinks.get(sink), offset, data)
+    mem::scatter(qp, Side::Recv, snap, st.sinks.get(sink), offset, data)
 }
 
 /// Looks at an expired timer: resumes after an RNR delay, or retransmits when nothing was

@@ -4,8 +4,15 @@
 //! data scattered into a receive WQE's SGEs. Each SGE's key is looked up in the device's MR
 //! table and checked (same PD, access rights, bounds) before a byte moves.
 
-use super::state::Snapshot;
-use crate::{device::RrxeDevice, ib::Device, mr::ACCESS_LOCAL_WRITE, proto::wqe::Sge};
+use super::{
+    odp::{
+        self,
+        Access,
+        Side, //
+    },
+    state::Snapshot,
+};
+use crate::{device::RrxeDevice, ib::Qp, mr::ACCESS_LOCAL_WRITE, proto::wqe::Sge};
 use kernel::prelude::*;
 
 /// Walks the SGE list from message byte `offset`, calling `f(sge, byte in sge, range in buf)`.
@@ -44,9 +51,11 @@ fn at(sge: &Sge, skip: u32) -> Result<u64> {
     sge.addr.checked_add(u64::from(skip)).ok_or(EFAULT)
 }
 
-/// Copies message bytes `[offset, offset + buf.len())` of a send WQE into `buf`.
+/// Copies message bytes `[offset, offset + buf.len())` of a send WQE into `buf`. `EAGAIN`:
+/// a page of an on-demand-paging MR is being faulted in, `side` waits ([`odp`]).
 pub(crate) fn gather(
-    dev: &Device<RrxeDevice>,
+    qp: &Qp<RrxeDevice>,
+    side: Side,
     snap: &Snapshot,
     sge_at: impl Fn(u32) -> Option<Sge>,
     num_sge: u32,
@@ -55,14 +64,23 @@ pub(crate) fn gather(
 ) -> Result {
     let len = buf.len();
     walk(num_sge, sge_at, offset, len, |sge, skip, r| {
-        let mr = dev.lookup_mr(sge.lkey, snap.pd).ok_or(EINVAL)?;
-        mr.read(at(sge, skip)?, &mut buf[r])
+        let mr = qp.device().lookup_mr(sge.lkey, snap.pd).ok_or(EINVAL)?;
+        let va = at(sge, skip)?;
+        let a = Access {
+            va,
+            need: r.len() as u64,
+            ahead: u64::from(sge.length - skip),
+            write: false,
+        };
+        odp::check(qp, side, &mr, a, mr.read(va, &mut buf[r]))
     })
 }
 
 /// Copies `data` into the SGEs from message byte `offset` (local write access needed).
+/// `EAGAIN`: a page of an on-demand-paging MR is being faulted in, `side` waits ([`odp`]).
 pub(crate) fn scatter(
-    dev: &Device<RrxeDevice>,
+    qp: &Qp<RrxeDevice>,
+    side: Side,
     snap: &Snapshot,
     sges: &[Sge],
     offset: u32,
@@ -70,7 +88,8 @@ pub(crate) fn scatter(
 ) -> Result {
     let n = u32::try_from(sges.len()).map_err(|_| EINVAL)?;
     scatter_at(
-        dev,
+        qp,
+        side,
         snap,
         |i| sges.get(i as usize).copied(),
         n,
@@ -81,7 +100,8 @@ pub(crate) fn scatter(
 
 /// As [`scatter`], for `num_sge` SGEs read through `sge_at` (from a WQE slot).
 pub(crate) fn scatter_at(
-    dev: &Device<RrxeDevice>,
+    qp: &Qp<RrxeDevice>,
+    side: Side,
     snap: &Snapshot,
     sge_at: impl Fn(u32) -> Option<Sge>,
     num_sge: u32,
@@ -89,10 +109,17 @@ pub(crate) fn scatter_at(
     data: &[u8],
 ) -> Result {
     walk(num_sge, sge_at, offset, data.len(), |sge, skip, r| {
-        let mr = dev.lookup_mr(sge.lkey, snap.pd).ok_or(EINVAL)?;
+        let mr = qp.device().lookup_mr(sge.lkey, snap.pd).ok_or(EINVAL)?;
         if mr.access() & ACCESS_LOCAL_WRITE == 0 && !mr.is_dma() {
             return Err(EACCES);
         }
-        mr.write(at(sge, skip)?, &data[r])
+        let va = at(sge, skip)?;
+        let a = Access {
+            va,
+            need: r.len() as u64,
+            ahead: u64::from(sge.length - skip),
+            write: true,
+        };
+        odp::check(qp, side, &mr, a, mr.write(va, &data[r]))
     })
 }

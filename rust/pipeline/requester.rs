@@ -6,6 +6,7 @@
 
 use super::{
     mem,
+    odp::Side,
     state::{
         Progress,
         Resume,
@@ -112,7 +113,11 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
                 out.push(item);
                 res.progressed = true;
             }
-            Ok(None) => {}
+            Ok(None) => {
+                if pipe.odp.stalled(Side::Send) {
+                    break;
+                }
+            }
             Err(status) => {
                 fail_current(&mut st, status);
                 res.progressed = true;
@@ -353,11 +358,9 @@ fn next_packet(
     };
     let last = position.ends_message();
     let is_rc = snap.qp_type == QpType::Rc;
-    st.since_ackreq = st.since_ackreq.saturating_add(1);
-    let ack_req = is_rc && seq::ack_due(st.since_ackreq, last, seq::MAX_PKT_PER_ACK);
-    if ack_req {
-        st.since_ackreq = 0;
-    }
+    // Applied once the packet is built (a payload waiting for a page fault is built again).
+    let since_ackreq = st.since_ackreq.saturating_add(1);
+    let ack_req = is_rc && seq::ack_due(since_ackreq, last, seq::MAX_PKT_PER_ACK);
     let (dest_qpn, av) = match w.detail {
         WrDetail::Ud {
             remote_qpn,
@@ -456,10 +459,15 @@ fn next_packet(
         }
     }
     let slot = &st.slot;
-    let skb = xmit::build(qp.device(), &h, payload as usize, |buf| {
+    let skb = match xmit::build(qp.device(), &h, payload as usize, |buf| {
         fill_payload(qp, snap, &w, slot, offset, buf)
-    })
-    .map_err(|_| WcStatus::LocQpOpErr)?;
+    }) {
+        Ok(skb) => skb,
+        // A page of the payload is being faulted in: the sender waits ([`super::odp`]).
+        Err(e) if e == EAGAIN => return Ok(None),
+        Err(_) => return Err(WcStatus::LocQpOpErr),
+    };
+    st.since_ackreq = if ack_req { 0 } else { since_ackreq };
     // Advance.
     let psns = if w.opcode == WrOpcode::RdmaRead {
         seq::packets_for(w.length - offset, mtu).unwrap_or(1)
@@ -510,7 +518,8 @@ fn fill_payload(
         return Ok(());
     }
     mem::gather(
-        qp.device(),
+        qp,
+        Side::Send,
         snap,
         |i| w.sge(slot, i),
         w.num_sge,

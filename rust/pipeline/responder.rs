@@ -13,7 +13,13 @@ pub(crate) use reply::{
 };
 
 use super::{
-    mem, rkey,
+    mem,
+    odp::{
+        self,
+        Access,
+        Side, //
+    },
+    rkey,
     state::{
         ReadOut,
         RecvProgress,
@@ -221,10 +227,15 @@ fn datagram(
     if (length as usize) < total {
         c.status = WcStatus::LocLenErr.to_raw();
     } else {
-        let r = mem::scatter(qp.device(), snap, &st.sges, 0, grh)
-            .and_then(|()| mem::scatter(qp.device(), snap, &st.sges, GRH_LEN as u32, payload));
+        let r = mem::scatter(qp, Side::Recv, snap, &st.sges, 0, grh)
+            .and_then(|()| mem::scatter(qp, Side::Recv, snap, &st.sges, GRH_LEN as u32, payload));
         c.status = match r {
             Ok(()) => WcStatus::Success.to_raw(),
+            Err(e) if e == EAGAIN => {
+                // A page is being faulted in: the WQE goes back, the packet waits for it.
+                st.direct_recv = Some(TakenRecv::Wqe(wr_id, length));
+                return Ok(());
+            }
             Err(_) => WcStatus::LocProtErr.to_raw(),
         };
         c.byte_len = total as u32;
@@ -350,7 +361,18 @@ fn connected(
             };
             let fits = (offset as usize).saturating_add(payload.len()) <= length as usize;
             let r = if fits {
-                mem::scatter(qp.device(), snap, &st.sges, offset, payload).map_err(|_| ())
+                match mem::scatter(qp, Side::Recv, snap, &st.sges, offset, payload) {
+                    Err(e) if e == EAGAIN => {
+                        // A page is being faulted in: the packet waits and is handled again,
+                        // with the receive WQE it started handed back (nothing moved).
+                        if starts {
+                            st.direct_recv =
+                                st.recv.take().map(|r| TakenRecv::Wqe(r.wr_id, r.length));
+                        }
+                        return Ok(());
+                    }
+                    r => r.map_err(|_| ()),
+                }
             } else {
                 Err(())
             };
@@ -427,11 +449,24 @@ fn connected(
             if len != 0 {
                 // The range was resolved whole at the first packet (so `va + len` cannot wrap
                 // there); it is resolved again per packet as the key may have been invalidated.
+                let rest = u64::from(w.remaining);
                 let r = rkey::resolve(qp, snap, w.rkey, ACCESS_REMOTE_WRITE, w.va, len as u64)
                     .map_err(|_| EFAULT)
-                    .and_then(|t| t.mr.write(t.va, payload));
+                    .and_then(|t| {
+                        let r = t.mr.write(t.va, payload);
+                        let a = Access {
+                            va: t.va,
+                            need: len as u64,
+                            ahead: rest,
+                            write: true,
+                        };
+                        odp::check(qp, Side::Recv, &t.mr, a, r)
+                    });
                 let next = w.va.checked_add(len as u64);
                 match (r, next) {
+                    // A page is being faulted in: the packet is handled again (its first
+                    // packet sets the progress up again; nothing advanced).
+                    (Err(e), _) if e == EAGAIN => return Ok(()),
                     (Ok(()), Some(next)) => {
                         w.va = next;
                         w.remaining -= len as u32;

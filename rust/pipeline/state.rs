@@ -319,6 +319,8 @@ pub(crate) struct QpPipe {
     /// Runs the QP's work soon (from the BH workqueue), for callers that may not send
     /// (interrupts disabled) and for runs that used up their budget.
     pub(crate) kicker: Pin<KBox<RefWork<Qp<RrxeDevice>>>>,
+    /// Waiting for page faults of on-demand-paging MRs.
+    pub(crate) odp: super::odp::OdpWait,
 }
 
 fn zeroed(n: usize) -> Result<KVec<u8>> {
@@ -399,6 +401,7 @@ impl QpPipe {
             recv: KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL_ACCOUNT)?,
             timer: KBox::pin_init(RefTimer::new(super::TIMER_RETRANSMIT), GFP_KERNEL_ACCOUNT)?,
             kicker: KBox::pin_init(RefWork::new(), GFP_KERNEL_ACCOUNT)?,
+            odp: super::odp::OdpWait::new()?,
         })
     }
 }

@@ -24,18 +24,67 @@ impl<T: DeviceOps> Adapter<T> {
             }
             // SAFETY: A PD of one of our devices.
             let ib = unsafe { (*pd).device };
-            // SAFETY: Registered device, process context of the registering process.
-            let umem = unsafe { Umem::get(ib, start, length, access) }?;
             // SAFETY: One of our devices.
             let dev = unsafe { Self::dev(ib) };
-            let (data, keys) =
-                T::reg_user_mr(dev, umem, iova, u32::try_from(access).map_err(|_| EINVAL)?)?;
+            let rights = u32::try_from(access).map_err(|_| EINVAL)?;
+            let (data, keys) = if rights & bindings::ib_access_flags_IB_ACCESS_ON_DEMAND != 0 {
+                // SAFETY: Registered device, process context of the registering process.
+                let odp = unsafe { UmemOdp::get(ib, start, length, access) }?;
+                T::reg_odp_mr(dev, odp, iova, rights)?
+            } else {
+                // SAFETY: Registered device, process context of the registering process.
+                let umem = unsafe { Umem::get(ib, start, length, access) }?;
+                T::reg_user_mr(dev, umem, iova, rights)?
+            };
             let mr = Mr::<T>::into_raw(data, keys)?;
             // SAFETY: Just created.
             T::mr_created(dev, unsafe { Mr::<T>::from_raw(mr) });
             Ok::<_, Error>(mr)
         })();
         r.unwrap_or_else(|e| e.to_ptr())
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core (uverbs `ADVISE_MR`, process context) with valid arguments: `sg_list`
+    /// holds `num_sge` entries copied from user space.
+    pub(super) unsafe extern "C" fn advise_mr(
+        pd: *mut bindings::ib_pd,
+        advice: bindings::ib_uverbs_advise_mr_advice,
+        flags: u32,
+        sg_list: *mut bindings::ib_sge,
+        num_sge: u32,
+        _attrs: *mut bindings::uverbs_attr_bundle,
+    ) -> c_int {
+        let r = (|| {
+            let advice = Prefetch::from_raw(advice).ok_or_else(eopnotsupp)?;
+            if flags & !bindings::ib_uverbs_advise_mr_flag_IB_UVERBS_ADVISE_MR_FLAG_FLUSH != 0 {
+                return Err(EINVAL);
+            }
+            let n = usize::try_from(num_sge).map_err(|_| EINVAL)?;
+            if sg_list.is_null() || n == 0 {
+                return Err(EINVAL);
+            }
+            let mut ranges = KVec::with_capacity(n, GFP_KERNEL)?;
+            for i in 0..n {
+                // SAFETY: `sg_list` has `num_sge` entries, a kernel copy made by uverbs.
+                let sge = unsafe { sg_list.add(i).read() };
+                ranges.push(
+                    PrefetchRange {
+                        lkey: sge.lkey,
+                        addr: sge.addr,
+                        length: sge.length,
+                    },
+                    GFP_KERNEL,
+                )?;
+            }
+            // SAFETY: A PD of one of our devices.
+            let dev = unsafe { Self::dev((*pd).device) };
+            // Asynchronous advice is best effort: it is carried out before the call returns
+            // (allowed, as the flush flag only forbids returning earlier).
+            T::advise_mr(dev, pd as usize, advice, &ranges)
+        })();
+        r.map_or_else(|e| e.to_errno(), |()| 0)
     }
 
     /// # Safety

@@ -7,6 +7,11 @@
 
 use super::{
     super::{
+        odp::{
+            self,
+            Access,
+            Side, //
+        },
         rkey,
         state::{
             Resource,
@@ -28,6 +33,7 @@ use crate::{
     proto::{hdr::Aeth, opcode::OpKind, packet::ParsedHeaders, wqe},
 };
 use core::sync::atomic::Ordering::SeqCst;
+use kernel::error::code::EAGAIN;
 
 /// CMP_SWAP or FETCH_ADD on an aligned word.
 pub(super) fn compare_swap_or_fetch_add(
@@ -62,9 +68,14 @@ pub(super) fn compare_swap_or_fetch_add(
             w.fetch_add(a.swap_add, SeqCst)
         }
     });
-    let Ok(orig) = r else {
-        reply::nak(qp, snap, st, Aeth::NAK_REMOTE_ACCESS_ERROR, out);
-        return Err(DropReason::BadRkey);
+    let orig = match odp::check(qp, Side::Recv, &t.mr, Access::word(t.va), r) {
+        Ok(orig) => orig,
+        // Not executed: the packet is handled again once the page is in.
+        Err(e) if e == EAGAIN => return Ok(()),
+        Err(_) => {
+            reply::nak(qp, snap, st, Aeth::NAK_REMOTE_ACCESS_ERROR, out);
+            return Err(DropReason::BadRkey);
+        }
     };
     reply::save_resource(&mut st, Resource::Atomic { psn, orig });
     st.msn = st.msn.wrapping_add(1);
@@ -99,12 +110,22 @@ pub(super) fn atomic_write(
     }
     let stored =
         rkey::resolve(qp, snap, reth.rkey, ACCESS_REMOTE_WRITE, reth.va, 8).and_then(|t| {
-            t.mr.atomic_u64(t.va, |w| w.store(u64::from_ne_bytes(value), SeqCst))
-                .map_err(|_| Aeth::NAK_REMOTE_ACCESS_ERROR)
+            let r =
+                t.mr.atomic_u64(t.va, |w| w.store(u64::from_ne_bytes(value), SeqCst));
+            match odp::check(qp, Side::Recv, &t.mr, Access::word(t.va), r) {
+                Ok(()) => Ok(true),
+                Err(e) if e == EAGAIN => Ok(false),
+                Err(_) => Err(Aeth::NAK_REMOTE_ACCESS_ERROR),
+            }
         });
-    if let Err(s) = stored {
-        reply::nak(qp, snap, st, s, out);
-        return Err(DropReason::BadRkey);
+    match stored {
+        Ok(true) => {}
+        // Not executed: the packet is handled again once the page is in.
+        Ok(false) => return Ok(()),
+        Err(s) => {
+            reply::nak(qp, snap, st, s, out);
+            return Err(DropReason::BadRkey);
+        }
     }
     reply::answer_with_empty_read(qp, snap, st, h.headers.bth.psn, payload.len(), out);
     Ok(())

@@ -7,6 +7,11 @@
 
 use super::{
     super::{
+        odp::{
+            self,
+            Access,
+            Side, //
+        },
         rkey,
         state::{
             ReadOut,
@@ -133,6 +138,7 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
         let psn = r.psn.wrapping_add(r.sent);
         let va = r.va.checked_add(u64::from(off));
         let rkey = r.rkey;
+        let rest = u64::from(r.len.saturating_sub(off));
         r.sent += 1;
         let item = va
             .ok_or(EFAULT)
@@ -141,11 +147,27 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
             })
             .and_then(|t| {
                 response(qp, snap, opcode, psn, (aeth, None), n, |buf| {
-                    t.mr.read(t.va, buf)
+                    let r = t.mr.read(t.va, buf);
+                    let a = Access {
+                        va: t.va,
+                        need: n as u64,
+                        ahead: rest,
+                        write: false,
+                    };
+                    odp::check(qp, Side::Recv, &t.mr, a, r)
                 })
             });
         match item {
             Ok(item) => out.push(item),
+            Err(e) if e == EAGAIN => {
+                // A page is being faulted in: this response is built again when it is in.
+                // No received packet waits for it.
+                if let Some(r) = st.read.as_mut() {
+                    r.sent -= 1;
+                }
+                qp.pipe().odp.take_parked();
+                return true;
+            }
             Err(_) => {
                 // The memory vanished under the READ: answer with a remote access NAK.
                 st.read = None;

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Waiting for the page faults of on-demand-paging MRs.
+//!
+//! The pipeline runs in atomic context; a page of an on-demand-paging MR that is not present
+//! can only be faulted in from process context. So an access that finds a page missing
+//! (`EAGAIN`: no byte moved) *parks* what it was doing instead of failing it, and asks the QP's
+//! fault work (the unbound workqueue) to fault the range in:
+//!
+//! - the receive side (a request the responder handles, a response the completer handles, a
+//!   READ response being generated) stops taking packets from the inbox; the packet that found
+//!   the page missing goes back to the head of the inbox, with the responder's state as it was
+//!   before the packet (a receive WQE the packet took is handed back, nothing advanced);
+//! - the send side (the requester gathering a payload) stops sending; the packet it was
+//!   building is built again.
+//!
+//! Nothing shows on the wire: no NAK, no RNR, no retransmission (if the fault outlasts the
+//! peer's ACK timeout the peer retransmits, and its duplicates are handled as usual). When the
+//! fault is done the side resumes and the QP runs. A fault that fails (the range is no longer
+//! mapped, or not writable) is remembered: the next miss on that side is then an access error,
+//! handled as any bad address is (an error completion or a NAK), so a bad mapping cannot stall a
+//! QP forever.
+
+use crate::{
+    counters::Counter,
+    device::RrxeDevice,
+    ib::{
+        Mr,
+        ObjRef,
+        Qp,
+        RefWork,
+        Sleeping,
+        WorkTarget, //
+    },
+    new_spinlock_irq,
+    sync::SpinLockIrq, //
+};
+use kernel::{
+    prelude::*,
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
+    },
+};
+
+/// The two sides of a QP that can wait for a fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// Received packets: the responder, the completer and READ responses.
+    Recv = 0,
+    /// The requester.
+    Send = 1,
+}
+
+/// A range of an MR to fault in.
+struct Fault {
+    mr: ObjRef<Mr<RrxeDevice>>,
+    va: u64,
+    /// The bytes the access needs.
+    need: u64,
+    /// The bytes from `va` worth faulting in at once (at least `need`: the rest of the
+    /// message or SGE, as later packets will want them).
+    ahead: u64,
+    write: bool,
+}
+
+/// An access to an MR: `need` bytes at `va` (and `ahead` bytes from `va` that will be
+/// accessed soon), for writing when `write`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Access {
+    pub(crate) va: u64,
+    pub(crate) need: u64,
+    pub(crate) ahead: u64,
+    pub(crate) write: bool,
+}
+
+/// The faults a QP's sides wait for, and whether the last one failed.
+struct Faults {
+    pending: [Option<Fault>; 2],
+    failed: [bool; 2],
+}
+
+/// The on-demand-paging state of a QP's pipeline.
+pub(crate) struct OdpWait {
+    /// Whether each side waits for a fault: set by the pipeline, cleared by the fault work once
+    /// the fault is done.
+    stalled: [Atomic<bool>; 2],
+    /// The packet the receive side handles now must wait (set and taken within one pass).
+    parked: Atomic<bool>,
+    faults: Pin<KBox<SpinLockIrq<Faults>>>,
+    worker: Pin<KBox<RefWork<Qp<RrxeDevice>, Sleeping>>>,
+}
+
+impl OdpWait {
+    /// Nothing waiting.
+    pub(crate) fn new() -> Result<Self> {
+        let faults = Faults {
+            pending: [const { None }; 2],
+            failed: [false; 2],
+        };
+        Ok(Self {
+            stalled: [const { Atomic::new(false) }; 2],
+            parked: Atomic::new(false),
+            faults: KBox::pin_init(new_spinlock_irq!(faults, "rrxe_odp"), GFP_KERNEL_ACCOUNT)?,
+            worker: KBox::pin_init(RefWork::new(), GFP_KERNEL_ACCOUNT)?,
+        })
+    }
+
+    /// Whether `side` waits for a fault.
+    pub(crate) fn stalled(&self, side: Side) -> bool {
+        self.stalled[side as usize].load(Relaxed)
+    }
+
+    /// Takes the note that the packet just handled must wait (it goes back to the inbox).
+    pub(crate) fn take_parked(&self) -> bool {
+        self.parked.load(Relaxed) && self.parked.xchg(false, Relaxed)
+    }
+
+    /// Stops the fault work for good (the QP is being destroyed).
+    pub(crate) fn close(&self) {
+        self.worker.close();
+    }
+}
+
+impl Access {
+    /// The aligned 64-bit word at `va`, written (atomics).
+    pub(crate) fn word(va: u64) -> Self {
+        Self {
+            va,
+            need: 8,
+            ahead: 8,
+            write: true,
+        }
+    }
+}
+
+/// What to do about an access that failed with `err`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Miss {
+    /// Not a missing page (or one whose fault failed): handle it as the error it is.
+    Error,
+    /// The side waits: leave everything as it was before this packet and stop.
+    Wait,
+}
+
+/// Handles access `a` to `mr` that failed with `err`: for a page missing in an
+/// on-demand-paging MR, asks for the fault and stalls `side` ([`Miss::Wait`]), unless the
+/// side's last fault failed ([`Miss::Error`], and the failure is forgotten). Packets of the
+/// receive side are parked ([`OdpWait::take_parked`]).
+pub(crate) fn on_miss(
+    qp: &Qp<RrxeDevice>,
+    side: Side,
+    err: Error,
+    mr: &Mr<RrxeDevice>,
+    a: Access,
+) -> Miss {
+    if err != EAGAIN || !mr.is_on_demand() {
+        return Miss::Error;
+    }
+    let w = &qp.pipe().odp;
+    let mut f = w.faults.lock();
+    let i = side as usize;
+    if core::mem::take(&mut f.failed[i]) {
+        return Miss::Error;
+    }
+    f.pending[i] = Some(Fault {
+        mr: ObjRef::new(mr),
+        va: a.va,
+        need: a.need.max(1),
+        ahead: a.ahead.max(a.need).max(1),
+        write: a.write,
+    });
+    w.stalled[i].store(true, Relaxed);
+    drop(f);
+    if side == Side::Recv {
+        w.parked.store(true, Relaxed);
+    }
+    w.worker.queue(&ObjRef::new(qp));
+    Miss::Wait
+}
+
+/// The result `r` of access `a` by `side` to `mr`, through [`on_miss`]: `EAGAIN` if and only
+/// if the side now waits for a fault; a miss that is not waited for is `EFAULT`.
+pub(crate) fn check<T>(
+    qp: &Qp<RrxeDevice>,
+    side: Side,
+    mr: &Mr<RrxeDevice>,
+    a: Access,
+    r: Result<T>,
+) -> Result<T> {
+    match r {
+        Err(e) if e == EAGAIN => match on_miss(qp, side, e, mr, a) {
+            Miss::Wait => Err(EAGAIN),
+            Miss::Error => Err(EFAULT),
+        },
+        r => r,
+    }
+}
+
+impl WorkTarget<Sleeping> for Qp<RrxeDevice> {
+    /// Faults in what the QP's sides wait for (process context), then runs the QP.
+    fn work_run(qp: ObjRef<Self>) {
+        let w = &qp.pipe().odp;
+        for side in [Side::Recv, Side::Send] {
+            let i = side as usize;
+            let Some(fault) = w.faults.lock().pending[i].take() else {
+                continue;
+            };
+            // What lies ahead may be unmapped where the access itself is not: then only what
+            // the access needs.
+            let r = fault
+                .mr
+                .fault(fault.va, fault.ahead, fault.write)
+                .or_else(|_| fault.mr.fault(fault.va, fault.need, fault.write));
+            qp.device().count(if r.is_ok() {
+                Counter::OdpFaults
+            } else {
+                Counter::OdpFaultErrors
+            });
+            drop(fault);
+            let mut f = w.faults.lock();
+            f.failed[i] = r.is_err();
+            // A new fault may have been asked for meanwhile: the side waits for it instead.
+            if f.pending[i].is_none() {
+                w.stalled[i].store(false, Relaxed);
+            }
+            drop(f);
+        }
+        super::kick(&qp);
+    }
+}
