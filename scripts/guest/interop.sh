@@ -19,8 +19,9 @@
 # Exit status: 0 when the setup worked (the cases' results are in the files), 1 otherwise.
 # INTEROP_N (default 200): iterations of every run; INTEROP_BUDGET (s, default 320): cases
 # whose turn comes later are not run; INTEROP_FAULTS=1 adds NVMe-oF under faults (nvme reset
-# and a link flap on the host's side during verified I/O; not in make check yet: a C rxe host
-# whose link flapped never reconnected to an rrxe target, see issue #12).
+# and link flaps on the host's side during verified I/O: scripts/guest/nvmeof-host --faults);
+# INTEROP_ONLY=REGEX runs only the cases whose tool and arguments match; INTEROP_TRACE=1 records
+# the ib_cma, rdma_cma, ib_mad (and rrxe) trace events in OUTDIR/SIDE.trace.
 set -u
 cd "$(dirname "$0")/../.."
 side=$1 MOD_A=$2 MOD_B=$3
@@ -37,6 +38,8 @@ plan() {
 		while read -r t; do
 			[ -n "$t" ] || continue
 			k=$((k + 1))
+			# INTEROP_ONLY=REGEX: only the cases whose tool and arguments match (same numbers).
+			[[ $t =~ ${INTEROP_ONLY:-.} ]] || continue
 			echo "$k $srv $t"
 		done <<-EOF
 			60 -g ibv_rc_pingpong -c -s 4096 -m 1024 -n $N
@@ -108,6 +111,18 @@ log "$DEV ($MOD, type $TYPE) on $NIC $MAC $ME, GID index $GIDX;" \
 	"$(ibv_devinfo -d "$DEV" | awk '$1 == "active_mtu:" { print "active_mtu", $2 }')"
 stats() { echo "$1 $(timeout 10 rdma statistic show link "$DEV/1" 2>&1 | tr '\n' ' ')" >>"$OUT/$side.stats"; }
 stats 0
+# INTEROP_TRACE=1: the connection managers' and the MAD layer's trace events (ib_cma, rdma_cma,
+# ib_mad; and rrxe's drops) into OUTDIR/SIDE.trace at the end.
+TRACE=/sys/kernel/tracing
+if [ "${INTEROP_TRACE:-0}" = 1 ]; then
+	mountpoint -q $TRACE || mount -t tracefs nodev $TRACE
+	echo 8192 >$TRACE/buffer_size_kb
+	modprobe rdma_cm # its events and ib_cm's exist once loaded
+	for e in ib_cma rdma_cma ib_mad rrxe; do
+		[ -d $TRACE/events/$e ] && echo 1 >$TRACE/events/$e/enable
+	done
+	log "tracing: $(cat $TRACE/set_event | cut -d: -f1 | sort -u | tr '\n' ' ')"
+fi
 
 # --- the plan ------------------------------------------------------------------------------------
 peer_dead=0
@@ -232,7 +247,8 @@ while read -r k srv tmo gopt tool args; do
 done < <(plan)
 
 dmesg >"$OUT/$side.dmesg" 2>&1
+[ "${INTEROP_TRACE:-0}" = 1 ] && cat $TRACE/trace >"$OUT/$side.trace" 2>&1
 timeout 30 rdma link delete "$DEV" || log "rdma link delete $DEV failed"
-modprobe -r "$MOD" 2>/dev/null
+timeout 30 modprobe -r "$MOD" 2>/dev/null
 log "finished in $SECONDS s"
 exit 0
