@@ -311,7 +311,13 @@ impl RrxeMr {
         let MrKind::OnDemand { odp } = &self.kind else {
             return Ok(());
         };
-        let len = len.min(crate::ib::MAX_FAULT_BYTES);
+        // Not past the region's end (callers ask for what lies ahead of an access).
+        let room = self
+            .iova
+            .checked_add(self.length)
+            .and_then(|end| end.checked_sub(va))
+            .ok_or(EFAULT)?;
+        let len = len.min(room).min(crate::ib::MAX_FAULT_BYTES);
         let off = self.offset(va, usize::try_from(len).map_err(|_| EFAULT)?)?;
         odp.fault(off, len, write, true)
     }

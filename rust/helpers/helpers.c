@@ -411,6 +411,12 @@ void rrxe_helper_work_init(struct work_struct *w, void (*fn)(struct work_struct 
 	INIT_WORK(w, fn);
 }
 
+void rrxe_helper_work_init_sleeping(struct work_struct *w, void (*fn)(struct work_struct *))
+{
+	/* Its own lockdep class: it runs with softirqs enabled, the BH kind in softirq context. */
+	INIT_WORK(w, fn);
+}
+
 bool rrxe_helper_work_queue_bh(struct work_struct *w)
 {
 	return queue_work(system_bh_wq, w);

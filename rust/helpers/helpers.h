@@ -127,6 +127,7 @@ void rrxe_helper_trace_drop(const char *dev, u32 qpn, u32 psn, u8 opcode, const 
 /* work items (on the BH workqueue: softirq context, never run concurrently with themselves) */
 struct work_struct;
 void rrxe_helper_work_init(struct work_struct *w, void (*fn)(struct work_struct *));
+void rrxe_helper_work_init_sleeping(struct work_struct *w, void (*fn)(struct work_struct *));
 bool rrxe_helper_work_queue_bh(struct work_struct *w);
 /* queue_work() on system_unbound_wq: process context, may sleep */
 bool rrxe_helper_work_queue_unbound(struct work_struct *w);

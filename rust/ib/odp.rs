@@ -218,10 +218,13 @@ impl PageTable {
         if off.checked_add(total).is_none_or(|e| e > self.len) {
             return Err(EFAULT);
         }
+        if total == 0 {
+            return Ok(());
+        }
         let first = self.first_off + off;
         let need = if write { READ | WRITE } else { READ };
         let mut e = self.entries.lock();
-        let last = (first + total.max(1) - 1) / PAGE_SIZE;
+        let last = (first + total - 1) / PAGE_SIZE;
         for idx in first / PAGE_SIZE..=last {
             if *e.get(idx).ok_or(EFAULT)? & need != need {
                 return Err(EAGAIN);
@@ -280,6 +283,9 @@ impl UmemOdp {
             }),
             GFP_KERNEL,
         )?;
+        // The table maps 4 KiB pages, also of huge-page mappings (the core would track those
+        // by huge page for `IB_ACCESS_HUGETLB`).
+        let access = access & !(bindings::ib_access_flags_IB_ACCESS_HUGETLB as c_int);
         // SAFETY: Valid device, process context of the owner of `addr`; the ops are static.
         let odp = unsafe { bindings::ib_umem_odp_get(dev, addr, len, access, &NOTIFIER_OPS) };
         let odp = NonNull::new(kernel::error::from_err_ptr(odp)?).ok_or(ENOMEM)?;

@@ -86,9 +86,14 @@ impl<O: WorkTarget<K>, K: WorkKind> RefWork<O, K> {
     /// A work item with nothing queued.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
-            // SAFETY: `INIT_WORK` initialises the work in place.
+            // SAFETY: `INIT_WORK` initialises the work in place (one lockdep class per kind:
+            // the contexts they run in differ).
             work <- Opaque::ffi_init(|w| unsafe {
-                bindings::rrxe_helper_work_init(w, Some(run::<O, K>))
+                if K::SLEEPS {
+                    bindings::rrxe_helper_work_init_sleeping(w, Some(run::<O, K>))
+                } else {
+                    bindings::rrxe_helper_work_init(w, Some(run::<O, K>))
+                }
             }),
             queued <- new_spinlock_irq!(PendingRef::new(), "rrxe_work"),
             kind: PhantomData,

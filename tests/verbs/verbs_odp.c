@@ -179,6 +179,14 @@ static void advise(void)
 			  1);
 	CHECK(r != 0, "advise_mr: a wrong lkey is refused (%d)", r);
 	fill(abuf, BUF_SIZE, 9);
+	/* Both sides present: the payload (A, for reading) and the target (B, for writing). */
+	struct ibv_sge both[2] = {
+		{ .addr = (uintptr_t)abuf, .length = BUF_SIZE, .lkey = amr->lkey },
+		{ .addr = (uintptr_t)bbuf, .length = BUF_SIZE, .lkey = bmr->lkey },
+	};
+	r = ibv_cmd_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, IBV_ADVISE_MR_FLAG_FLUSH,
+			      both, 2);
+	CHECK(r == 0, "advise_mr: two ranges (%d)", r);
 	before = odp_faults();
 	CHECK(rdma(90, IBV_WR_RDMA_WRITE, 0, 0, BUF_SIZE, IBV_WC_SUCCESS) &&
 		      same_as_pattern(bbuf, BUF_SIZE, 9),
