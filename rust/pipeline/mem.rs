@@ -51,6 +51,16 @@ fn at(sge: &Sge, skip: u32) -> Result<u64> {
     sge.addr.checked_add(u64::from(skip)).ok_or(EFAULT)
 }
 
+/// The access to `len` bytes `skip` bytes into `sge` (the rest of the SGE lies ahead).
+fn access(sge: &Sge, skip: u32, len: usize, write: bool) -> Result<Access> {
+    Ok(Access {
+        va: at(sge, skip)?,
+        need: len as u64,
+        ahead: u64::from(sge.length.saturating_sub(skip)),
+        write,
+    })
+}
+
 /// Copies message bytes `[offset, offset + buf.len())` of a send WQE into `buf`. `EAGAIN`:
 /// a page of an on-demand-paging MR is being faulted in, `side` waits ([`odp`]).
 pub(crate) fn gather(
@@ -65,14 +75,8 @@ pub(crate) fn gather(
     let len = buf.len();
     walk(num_sge, sge_at, offset, len, |sge, skip, r| {
         let mr = qp.device().lookup_mr(sge.lkey, snap.pd).ok_or(EINVAL)?;
-        let va = at(sge, skip)?;
-        let a = Access {
-            va,
-            need: r.len() as u64,
-            ahead: u64::from(sge.length - skip),
-            write: false,
-        };
-        odp::check(qp, side, &mr, a, mr.read(va, &mut buf[r]))
+        let a = access(sge, skip, r.len(), false)?;
+        odp::check(qp, side, &mr, a, mr.read(a.va, &mut buf[r]))
     })
 }
 
@@ -113,13 +117,7 @@ pub(crate) fn scatter_at(
         if mr.access() & ACCESS_LOCAL_WRITE == 0 && !mr.is_dma() {
             return Err(EACCES);
         }
-        let va = at(sge, skip)?;
-        let a = Access {
-            va,
-            need: r.len() as u64,
-            ahead: u64::from(sge.length - skip),
-            write: true,
-        };
-        odp::check(qp, side, &mr, a, mr.write(va, &data[r]))
+        let a = access(sge, skip, r.len(), true)?;
+        odp::check(qp, side, &mr, a, mr.write(a.va, &data[r]))
     })
 }
