@@ -271,9 +271,26 @@ impl UmemOdp {
         let end = addr.checked_add(len).ok_or(EINVAL)?;
         let start = addr & !(PAGE_SIZE - 1);
         let npages = end.div_ceil(PAGE_SIZE) - start / PAGE_SIZE;
-        let mut entries = KVVec::with_capacity(npages, GFP_KERNEL)?;
-        entries.resize(npages, 0usize, GFP_KERNEL)?;
         let first_off = addr - start;
+        // The table maps 4 KiB pages, also of huge-page mappings (the core would track those
+        // by huge page for `IB_ACCESS_HUGETLB`).
+        let access = access & !(bindings::ib_access_flags_IB_ACCESS_HUGETLB as c_int);
+        // The core first: it refuses what it cannot track (its own page list of the same size
+        // is allocated without a warning, so an absurd length is a plain `ENOMEM`).
+        // SAFETY: Valid device, process context of the owner of `addr`; the ops are static.
+        let odp = unsafe { bindings::ib_umem_odp_get(dev, addr, len, access, &NOTIFIER_OPS) };
+        let odp = NonNull::new(kernel::error::from_err_ptr(odp)?).ok_or(ENOMEM)?;
+        let release = |e: Error| {
+            // SAFETY: `odp` is live and owned by nothing else yet.
+            unsafe { bindings::ib_umem_odp_release(odp.as_ptr()) };
+            e
+        };
+        // Sized by the user: accounted to them, and a failure is theirs to see, not a warning.
+        let flags = GFP_KERNEL_ACCOUNT | __GFP_NOWARN;
+        let mut entries = KVVec::with_capacity(npages, flags).map_err(|e| release(e.into()))?;
+        entries
+            .resize(npages, 0usize, flags)
+            .map_err(|e| release(e.into()))?;
         let table = KBox::pin_init(
             pin_init!(PageTable {
                 entries <- new_spinlock_irq!(entries, "rrxe_odp_table"),
@@ -281,22 +298,16 @@ impl UmemOdp {
                 first_off,
                 len,
             }),
-            GFP_KERNEL,
-        )?;
-        // The table maps 4 KiB pages, also of huge-page mappings (the core would track those
-        // by huge page for `IB_ACCESS_HUGETLB`).
-        let access = access & !(bindings::ib_access_flags_IB_ACCESS_HUGETLB as c_int);
-        // SAFETY: Valid device, process context of the owner of `addr`; the ops are static.
-        let odp = unsafe { bindings::ib_umem_odp_get(dev, addr, len, access, &NOTIFIER_OPS) };
-        let odp = NonNull::new(kernel::error::from_err_ptr(odp)?).ok_or(ENOMEM)?;
+            GFP_KERNEL_ACCOUNT,
+        )
+        .map_err(release)?;
         // SAFETY: `odp` is live; `private` is written under the umem mutex the notifier reads
         // it under. The table is pinned and outlives the umem (field order and `Drop`).
         unsafe {
             let p = odp.as_ptr();
             // The core's range starts at the page of `addr` (4 KiB pages: no huge-page ODP).
             if bindings::rrxe_helper_odp_start(p) != start {
-                bindings::ib_umem_odp_release(p);
-                return Err(EINVAL);
+                return Err(release(EINVAL));
             }
             bindings::rrxe_helper_odp_lock(p);
             (*p).private = core::ptr::from_ref::<PageTable>(&table).cast_mut().cast();

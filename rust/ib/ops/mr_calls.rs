@@ -65,7 +65,7 @@ impl<T: DeviceOps> Adapter<T> {
             if sg_list.is_null() || n == 0 {
                 return Err(EINVAL);
             }
-            let mut ranges = KVec::with_capacity(n, GFP_KERNEL)?;
+            let mut ranges = KVec::with_capacity(n, GFP_KERNEL | __GFP_NOWARN)?;
             for i in 0..n {
                 // SAFETY: `sg_list` has `num_sge` entries, a kernel copy made by uverbs.
                 let sge = unsafe { sg_list.add(i).read() };
