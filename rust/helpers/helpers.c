@@ -447,6 +447,20 @@ int rrxe_helper_skb_pull(struct sk_buff *skb, unsigned int len)
 	return skb_pull(skb, len) ? 0 : -EINVAL;
 }
 
+void rrxe_helper_cq_comp_handler(struct ib_cq *cq)
+{
+	if (!cq->comp_handler)
+		return;
+	/*
+	 * Process context (the unbound workqueue): handlers that schedule softirq work
+	 * (irq_poll_sched, napi_schedule) expect to be called from an interrupt, so that work runs
+	 * right after them; local_bh_enable() runs it here instead of waking ksoftirqd.
+	 */
+	local_bh_disable();
+	cq->comp_handler(cq, cq->cq_context);
+	local_bh_enable();
+}
+
 bool rrxe_helper_irqs_disabled(void)
 {
 	return irqs_disabled();

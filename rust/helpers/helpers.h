@@ -132,6 +132,9 @@ bool rrxe_helper_work_queue_bh(struct work_struct *w);
 /* queue_work() on system_unbound_wq: process context, may sleep */
 bool rrxe_helper_work_queue_unbound(struct work_struct *w);
 bool rrxe_helper_work_cancel_sync(struct work_struct *w);
+/* a CQ's completion handler, with BHs disabled: softirqs it raises run when it returns */
+struct ib_cq;
+void rrxe_helper_cq_comp_handler(struct ib_cq *cq);
 
 /* timers */
 struct timer_list;

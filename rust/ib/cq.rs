@@ -38,15 +38,22 @@ impl<T: DeviceOps> Obj<T, CqKind> {
     /// context. Never calls the handler itself: the caller may be inside one of the consumer's
     /// own verb calls (`post_send` running a pass inline, a flush in `modify_qp`), which must not
     /// call back (`Documentation/infiniband/core_locking.rst`).
+    ///
+    /// The notifier runs on the unbound workqueue, where the scheduler places it (an idle CPU
+    /// if there is one), not on this CPU's BH workqueue: queued from a task (a kernel
+    /// consumer's `post_send`, the pipeline running inline), BH work wakes this CPU's
+    /// ksoftirqd, which preempts the task, and everything the handler starts (the consumer's
+    /// `ib_comp_wq` work, `irq_poll`) then runs on this CPU too while the others idle.
     pub(crate) fn notify_completion(&self, n: &CompletionNotifier) {
         n.cq.store(self.as_raw(), Release);
         // SAFETY: The work is initialised; the notifier cancels it before it goes away.
-        unsafe { bindings::rrxe_helper_work_queue_bh(n.work.get()) };
+        unsafe { bindings::rrxe_helper_work_queue_unbound(n.work.get()) };
     }
 }
 
-/// A CQ's completion notifier: a work item on the BH workqueue that calls the consumer's
-/// completion handler. One per CQ, so the handler never runs on two CPUs at once for one CQ
+/// A CQ's completion notifier: a work item on the unbound workqueue that calls the consumer's
+/// completion handler (with BHs disabled, so the softirq work it schedules runs when it
+/// returns). One per CQ, so the handler never runs on two CPUs at once for one CQ
 /// (the workqueue does not run a work item concurrently with itself), and it runs outside every
 /// verb call of the consumer. The CQ's driver data holds it; dropping it cancels the work.
 #[pin_data(PinnedDrop)]
@@ -72,15 +79,11 @@ unsafe extern "C" fn notify_work(w: *mut bindings::work_struct) {
     // for this function) before the memory goes.
     let this = unsafe { &*kernel::container_of!(Opaque::cast_from(w), CompletionNotifier, work) };
     let cq = this.cq.load(Acquire);
-    // SAFETY: `cq` was stored by `notify_completion` of the CQ that owns this notifier, whose
-    // C structure lives as long as its driver data (and so this notifier); `comp_handler` and
-    // `cq_context` are set by the core before the CQ is used.
-    unsafe {
-        if let Some(cq) = cq.as_mut() {
-            if let Some(handler) = cq.comp_handler {
-                handler(cq, cq.cq_context);
-            }
-        }
+    if !cq.is_null() {
+        // SAFETY: `cq` was stored by `notify_completion` of the CQ that owns this notifier,
+        // whose C structure lives as long as its driver data (and so this notifier);
+        // `comp_handler` and `cq_context` are set by the core before the CQ is used.
+        unsafe { bindings::rrxe_helper_cq_comp_handler(cq) };
     }
 }
 
@@ -88,8 +91,11 @@ impl CompletionNotifier {
     /// A notifier with nothing queued.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
+            // Process-context work: the lockdep class of the sleeping kind, not the BH one.
             // SAFETY: `INIT_WORK` initialises the work in place.
-            work <- Opaque::ffi_init(|w| unsafe { bindings::rrxe_helper_work_init(w, Some(notify_work)) }),
+            work <- Opaque::ffi_init(|w| unsafe {
+                bindings::rrxe_helper_work_init_sleeping(w, Some(notify_work))
+            }),
             cq: AtomicPtr::new(core::ptr::null_mut()),
         })
     }
