@@ -90,6 +90,16 @@ static noinline_for_stack void completion_context(struct ib_device *ibdev, struc
 	int gidx, i, ret = 0, got, errors = 0;
 	u8 *buf;
 
+	/*
+	 * The oracle (C rxe) skips this: once in 2026-12-02's runs it hung here for good (the
+	 * log stops after the CQ is created; the VM ran into its timeout). The likely cause: the
+	 * poster holds ctx_lock with interrupts off across rxe's post_send while rxe runs the
+	 * handler, which takes ctx_lock, from its own task on the other CPU (not proven).
+	 */
+	if (!strict) {
+		pr_info("kverbs: skip: context: C rxe may call the handler while the poster holds its lock\n");
+		return;
+	}
 	gidx = roce_v2_ipv4_gid(ibdev, &gid, mac);
 	if (gidx < 0)
 		return;
