@@ -134,34 +134,18 @@ impl Access {
     }
 }
 
-/// What to do about an access that failed with `err`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Miss {
-    /// Not a missing page (or one whose fault failed): handle it as the error it is.
-    Error,
-    /// The side waits: leave everything as it was before this packet and stop.
-    Wait,
-}
-
-/// Handles access `a` to `mr` that failed with `err`: for a page missing in an
-/// on-demand-paging MR, asks for the fault and stalls `side` ([`Miss::Wait`]), unless the
-/// side's last fault failed ([`Miss::Error`], and the failure is forgotten). Packets of the
-/// receive side are parked ([`OdpWait::take_parked`]).
-pub(crate) fn on_miss(
-    qp: &Qp<RrxeDevice>,
-    side: Side,
-    err: Error,
-    mr: &Mr<RrxeDevice>,
-    a: Access,
-) -> Miss {
-    if err != EAGAIN || !mr.is_on_demand() {
-        return Miss::Error;
+/// After a miss of access `a` to `mr`: for an on-demand-paging MR, asks for the fault and
+/// stalls `side` (`true`), unless the side's last fault failed (`false`, and the failure is
+/// forgotten). Packets of the receive side are parked ([`OdpWait::take_parked`]).
+fn wait_for_fault(qp: &Qp<RrxeDevice>, side: Side, mr: &Mr<RrxeDevice>, a: Access) -> bool {
+    if !mr.is_on_demand() {
+        return false;
     }
     let w = &qp.pipe().odp;
     let mut f = w.faults.lock();
     let i = side as usize;
     if core::mem::take(&mut f.failed[i]) {
-        return Miss::Error;
+        return false;
     }
     f.pending[i] = Some(Fault {
         mr: ObjRef::new(mr),
@@ -176,11 +160,11 @@ pub(crate) fn on_miss(
         w.parked.store(true, Relaxed);
     }
     w.worker.queue(&ObjRef::new(qp));
-    Miss::Wait
+    true
 }
 
-/// The result `r` of access `a` by `side` to `mr`, through [`on_miss`]: `EAGAIN` if and only
-/// if the side now waits for a fault; a miss that is not waited for is `EFAULT`.
+/// The result `r` of access `a` by `side` to `mr`: `EAGAIN` if and only if the side now waits
+/// for a fault ([`wait_for_fault`]); a miss that is not waited for is `EFAULT`.
 pub(crate) fn check<T>(
     qp: &Qp<RrxeDevice>,
     side: Side,
@@ -189,10 +173,11 @@ pub(crate) fn check<T>(
     r: Result<T>,
 ) -> Result<T> {
     match r {
-        Err(e) if e == EAGAIN => match on_miss(qp, side, e, mr, a) {
-            Miss::Wait => Err(EAGAIN),
-            Miss::Error => Err(EFAULT),
-        },
+        Err(e) if e == EAGAIN => Err(if wait_for_fault(qp, side, mr, a) {
+            EAGAIN
+        } else {
+            EFAULT
+        }),
         r => r,
     }
 }
