@@ -19,7 +19,10 @@
 # Exit status: 0 when the setup worked (the cases' results are in the files), 1 otherwise.
 # INTEROP_N (default 200): iterations of every run; INTEROP_BUDGET (s, default 320): cases
 # whose turn comes later are not run; INTEROP_FAULTS=1 adds NVMe-oF under faults (nvme reset
-# and link flaps on the host's side during verified I/O: scripts/guest/nvmeof-host --faults);
+# and link flaps on the host's side during verified I/O: scripts/guest/nvmeof-host --faults) in
+# both directions, and loss, the target's port off, rdma link delete and nvme disconnect on the
+# host (--faults=LIST) with the host on side a; INTEROP_FAULTS=2 those in both directions too
+# (INTEROP_NVMEOF_FAULTS=LIST: only those of loss,port,unlink,disconnect);
 # INTEROP_ONLY=REGEX runs only the cases whose tool and arguments match; INTEROP_TRACE=1 records
 # the ib_cma, rdma_cma, ib_mad (and rrxe) trace events in OUTDIR/SIDE.trace.
 set -u
@@ -31,10 +34,18 @@ BUDGET=${INTEROP_BUDGET:-320}
 # The plan, identical on both sides: "K SERVER_SIDE TIMEOUT GIDOPT TOOL ARGS...", in both
 # directions (server on a, then server on b).
 plan() {
-	local k=0 srv t faults=
-	# INTEROP_FAULTS=1: NVMe-oF with faults on the host's side too (nvme reset, link flap).
-	[ "${INTEROP_FAULTS:-0}" = 1 ] && faults="240 -x scripts/guest/nvmeof-rdma --faults"
+	local k=0 srv t faults='' more='' lvl=${INTEROP_FAULTS:-0}
+	# INTEROP_FAULTS=1: NVMe-oF with faults on the host's side too (nvme reset, link flap), and
+	# the other faults (loss, the target's port off, rdma link delete and nvme disconnect on
+	# the host) with the host on side a; INTEROP_FAULTS=2: those in both directions too.
+	[[ $lvl =~ ^[0-9]+$ ]] || lvl=0
+	[ "$lvl" -ge 1 ] && faults="240 -x scripts/guest/nvmeof-rdma --faults"
 	for srv in a b; do
+		more=
+		if [ "$lvl" -ge 2 ] || { [ "$lvl" -ge 1 ] && [ $srv = b ]; }; then
+			more="420 -x scripts/guest/nvmeof-rdma"
+			more+=" --faults=${INTEROP_NVMEOF_FAULTS:-loss,port,unlink,disconnect}"
+		fi
 		while read -r t; do
 			[ -n "$t" ] || continue
 			k=$((k + 1))
@@ -53,6 +64,7 @@ plan() {
 			60 -g verbs_remote
 			240 -x scripts/guest/nvmeof-rdma
 			$faults
+			$more
 		EOF
 	done
 }
@@ -244,6 +256,11 @@ while read -r k srv tmo gopt tool args; do
 		run_client "$k" "$tmo" "$gopt" "$port" "$tool" $args
 	fi
 	stats "$k"
+	# A case that failed half-way may leave netem on the wire (--faults=loss): not for the next.
+	if tc qdisc show dev "$NIC" 2>/dev/null | grep -q netem; then
+		log "case $k left netem on $NIC: removed"
+		tc qdisc del dev "$NIC" root
+	fi
 done < <(plan)
 
 dmesg >"$OUT/$side.dmesg" 2>&1
