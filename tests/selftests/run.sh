@@ -35,8 +35,8 @@ done
 # EST_DEFAULT.
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
 	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_attack uverbs_fuzz verbs_ops \
-	pingpong rdma_cm perftest netns hostile_packets packet_fuzz nvmeof multicast kverbs busy_rmmod \
-	teardown_races pyverbs pma_counters link_type_rxe odp"
+	pingpong rdma_cm perftest netns hostile_packets packet_fuzz nvmeof nfs_rdma multicast kverbs \
+	busy_rmmod teardown_races pyverbs pma_counters link_type_rxe odp"
 # By value: kernel consumers (lockdep over the completion context), teardown under traffic,
 # hostile user rings, every operation,
 # hostile packets, the data path, then the verbs objects, perftest, link handling and KUnit
@@ -48,7 +48,7 @@ DEBUG="busy_rmmod kverbs odp teardown_races rmmod netdev_unregister verbs_hostil
 # by value, the tests that check verbs semantics against C rxe first, the long sweeps last.
 ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pyverbs odp pingpong rdma_cm \
 	teardown_races link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev \
-	rmmod pma_counters multicast nvmeof hostile_packets netns perftest busy_rmmod"
+	rmmod pma_counters multicast nvmeof nfs_rdma hostile_packets netns perftest busy_rmmod"
 declare -A EST=(
 	[busy_rmmod]=25 [teardown_races]=150 [rmmod]=30 [netdev_unregister]=30 [verbs_hostile]=20
 	[verbs_attack]=50 [uverbs_fuzz]=50 [verbs_ops]=20 [kverbs]=30 [hostile_packets]=70
