@@ -35,8 +35,8 @@ done
 # EST_DEFAULT.
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
 	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_attack uverbs_fuzz verbs_ops \
-	pingpong rdma_cm perftest netns hostile_packets packet_fuzz nvmeof nfs_rdma multicast kverbs \
-	busy_rmmod teardown_races pyverbs pma_counters link_type_rxe odp"
+	pingpong rdma_cm perftest netns hostile_packets packet_fuzz nvmeof nfs_rdma smb_direct \
+	multicast kverbs busy_rmmod teardown_races pyverbs pma_counters link_type_rxe odp"
 # By value: kernel consumers (lockdep over the completion context), teardown under traffic,
 # hostile user rings, every operation,
 # hostile packets, the data path, then the verbs objects, perftest, link handling and KUnit
