@@ -172,7 +172,8 @@ if command -v fio >/dev/null; then
 	t0=$SECONDS
 	out=$(cx timeout 120 fio --name=smbdirect --filename="$MNT/fio" --rw=randwrite \
 		--bsrange=4k-128k --size="${SMB_DIRECT_FIO:-8M}" --direct=1 --ioengine=libaio \
-		--iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 --output-format=terse \
+		--iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+		--output-format=terse \
 		--terse-version=3 2>&1)
 	rc=$?
 	[ $rc -eq 0 ] || { printf '%s\n' "$out" | tail -5 | sed 's/^/# /'; counters;
