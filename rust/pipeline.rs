@@ -287,8 +287,11 @@ fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
             spent = passes >= PASSES_PER_RUN || out.sent >= PACKETS_PER_RUN;
         }
         if spent {
-            qp.pipe().kicker.queue(&ObjRef::new(qp));
+            // Idle first, then queued: a deferred run that starts at once (an interrupt on
+            // this CPU runs the BH workqueue as soon as the queueing unlocks) must find the
+            // gate open, or it would only leave a request that the hand-over then erases.
             gate.hand_over();
+            qp.pipe().kicker.queue(&ObjRef::new(qp));
             break;
         }
         if gate.leave() {

@@ -48,7 +48,9 @@ impl RunGate {
     }
 
     /// The runner stops with work left, which a deferred run will do: idle again whether or not
-    /// another context asked meanwhile (the deferred run serves that request too).
+    /// another context asked meanwhile (the deferred run serves that request too). The caller
+    /// queues the deferred run after this, never before: a run that started in between would
+    /// find the gate taken, leave a request, and have it erased here.
     pub(crate) fn hand_over(&self) {
         self.0.store(IDLE, kernel::sync::atomic::Release);
     }
