@@ -42,6 +42,7 @@ use crate::{
         QpInit,
         QpQuery,
         RecvWrChain,
+        ResEntry,
         SendWrChain,
         Srq,
         SrqAttr,
@@ -522,6 +523,10 @@ impl ib::DeviceOps for RrxeDevice {
 
     fn query_qp(qp: &Qp<Self>) -> QpQuery {
         RrxeQp::query(qp)
+    }
+
+    fn fill_res_qp(qp: &Qp<Self>, entry: &mut ResEntry) -> Result {
+        crate::pipeline::report(qp, entry)
     }
 
     fn attach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result {

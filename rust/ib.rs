@@ -22,6 +22,7 @@ mod object;
 mod odp;
 mod ops;
 mod qp;
+mod res;
 mod srq;
 mod sysfs;
 mod timer;
@@ -85,6 +86,7 @@ pub(crate) use qp::{
     QpInit,
     QpQuery, //
 };
+pub(crate) use res::ResEntry;
 pub(crate) use srq::{
     MwType,
     Srq,

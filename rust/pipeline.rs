@@ -22,6 +22,7 @@ mod gate;
 mod mem;
 mod odp;
 mod recv;
+mod report;
 mod requester;
 mod responder;
 mod rkey;
@@ -57,6 +58,7 @@ use crate::{
 use kernel::prelude::*;
 
 pub(crate) use recv::Receiver;
+pub(crate) use report::report;
 pub(crate) use tunnel::Tunnels;
 
 /// Packets built per batch before they are sent.

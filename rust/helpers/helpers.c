@@ -23,6 +23,8 @@
 #include <net/udp_tunnel.h>
 #include <net/ipv6.h>
 #include <net/ip6_route.h>
+#include <net/netlink.h>
+#include <rdma/rdma_netlink.h>
 
 #include "helpers.h"
 
@@ -500,4 +502,17 @@ void rrxe_helper_dst_release(struct dst_entry *dst)
 void rrxe_helper_dev_hold(struct net_device *ndev)
 {
 	dev_hold(ndev);
+}
+
+struct nlattr *rrxe_helper_res_driver_begin(struct sk_buff *msg)
+{
+	return nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+}
+
+void rrxe_helper_res_driver_end(struct sk_buff *msg, struct nlattr *nest, bool keep)
+{
+	if (keep)
+		nla_nest_end(msg, nest);
+	else
+		nla_nest_cancel(msg, nest);
 }

@@ -86,6 +86,8 @@ void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 proto);
 struct net_device *rrxe_helper_skb_dev(const struct sk_buff *skb);
 void rrxe_helper_skb_set_dst4(struct sk_buff *skb, struct rtable *rt);
 void rrxe_helper_skb_queue_init(struct sk_buff_head *q);
+struct nlattr *rrxe_helper_res_driver_begin(struct sk_buff *msg);
+void rrxe_helper_res_driver_end(struct sk_buff *msg, struct nlattr *nest, bool keep);
 unsigned char *rrxe_helper_skb_cb(struct sk_buff *skb);
 
 /* IPv4 routes */

@@ -35,6 +35,7 @@ use super::{
         QpInit,
         QpQuery, //
     },
+    res::ResEntry,
     srq::{
         Ah,
         Mw,
@@ -265,6 +266,12 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The current attributes.
     fn query_qp(qp: &Qp<Self>) -> QpQuery;
 
+    /// Adds the driver's own state of `qp` to its `rdma res show` entry (shown with `-dd`).
+    /// Process context; must not sleep (the dump holds the resource table's lock).
+    fn fill_res_qp(_qp: &Qp<Self>, _entry: &mut ResEntry) -> Result {
+        Ok(())
+    }
+
     /// Attaches a UD QP to the multicast group `gid`.
     fn attach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result;
 
@@ -352,6 +359,7 @@ impl<T: DeviceOps> Adapter<T> {
         create_qp: Some(Self::create_qp),
         modify_qp: Some(Self::modify_qp),
         query_qp: Some(Self::query_qp),
+        fill_res_qp_entry: Some(Self::fill_res_qp_entry),
         post_send: Some(Self::post_send),
         post_recv: Some(Self::post_recv),
         post_srq_recv: Some(Self::post_srq_recv),

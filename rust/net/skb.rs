@@ -294,12 +294,16 @@ impl SkbQueue {
         unsafe { bindings::skb_queue_head(self.head.get(), skb.into_raw()) };
     }
 
+    /// The number of buffers queued, read without the lock (a racy figure, as
+    /// `skb_queue_len_lockless` reads it).
+    pub(crate) fn len(&self) -> u32 {
+        // SAFETY: The head is initialised; `qlen` is a plain integer, read once.
+        unsafe { core::ptr::read_volatile(&raw const (*self.head.get()).qlen) }
+    }
+
     /// Appends a buffer unless the queue already holds `max`; gives it back if it does.
     pub(crate) fn push_bounded(&self, skb: SkBuff, max: u32) -> Result<(), SkBuff> {
-        // SAFETY: The head is initialised; `qlen` is read without the lock (a racy bound, as
-        // `skb_queue_len_lockless` reads it).
-        let len = unsafe { core::ptr::read_volatile(&raw const (*self.head.get()).qlen) };
-        if len >= max {
+        if self.len() >= max {
             return Err(skb);
         }
         self.push(skb);

@@ -47,6 +47,15 @@ impl RunGate {
         false
     }
 
+    /// The state's name, for reports: `idle`, `running` or `pending` (running, asked again).
+    pub(crate) fn name(&self) -> &'static kernel::str::CStr {
+        match self.0.load(Acquire) {
+            IDLE => c"idle",
+            RUNNING => c"running",
+            _ => c"pending",
+        }
+    }
+
     /// The runner stops with work left, which a deferred run will do: idle again whether or not
     /// another context asked meanwhile (the deferred run serves that request too). The caller
     /// queues the deferred run after this, never before: a run that started in between would

@@ -55,6 +55,13 @@ diag "node_desc after a 100-byte write: $len bytes"
 # rdma_cm tests look there); rxe has no parent.
 if is_rrxe; then
 	check "device/net/$NIC" test -e "$sys/device/net/$NIC"
+	# The pipeline's state of each QP as driver attributes of `rdma -dd res show qp` (QP1,
+	# the GSI QP, exists on every device); C rxe reports none.
+	res=$(timeout 10 rdma -dd res show qp link "$DEV/1" lqpn 1 2>&1)
+	diag "QP1: $(echo "$res" | tr -s ' \n' ' ')"
+	for a in sq_next_psn sq_unacked_psn timer_armed rq_expected_psn inbox 'run idle'; do
+		echo "$res" | grep -q "$a" || fail "rdma -dd res show qp: no $a"
+	done
 else
 	diag "device: $(readlink "$sys/device" || echo none)"
 fi

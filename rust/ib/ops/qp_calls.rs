@@ -84,6 +84,19 @@ impl<T: DeviceOps> Adapter<T> {
 
     /// # Safety
     ///
+    /// Called by ib_core's resource dump with its message and a QP of ours.
+    pub(super) unsafe extern "C" fn fill_res_qp_entry(
+        msg: *mut bindings::sk_buff,
+        ibqp: *mut bindings::ib_qp,
+    ) -> c_int {
+        // SAFETY: A created QP of ours (the dump holds a reference to it).
+        let qp = unsafe { Qp::from_raw(ibqp) };
+        // SAFETY: `msg` is the entry being filled, during this call.
+        from_result(|| unsafe { ResEntry::fill(msg, |e| T::fill_res_qp(qp, e)) }.map(|()| 0))
+    }
+
+    /// # Safety
+    ///
     /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
     pub(super) unsafe extern "C" fn destroy_qp(
         ibqp: *mut bindings::ib_qp,

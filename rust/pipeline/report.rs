@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The pipeline's state of a QP as driver attributes of `rdma res show qp` (with `-dd`): what
+//! a user needs to tell a QP that waits for its peer from one that stalled, without a debugger.
+//! Read under the QP's locks, one side at a time; no addresses, keys or data.
+
+use super::{
+    odp::Side,
+    state::SendWait, //
+};
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        Qp,
+        ResEntry, //
+    },
+};
+use kernel::prelude::*;
+
+/// Adds the requester's, the responder's and the engine's state of `qp` to `entry`.
+pub(crate) fn report(qp: &Qp<RrxeDevice>, entry: &mut ResEntry) -> Result {
+    let pipe = qp.pipe();
+    let send = {
+        let st = pipe.send.lock();
+        SendReport {
+            psn: st.psn.value(),
+            comp_psn: st.comp_psn.value(),
+            tracked: st.count,
+            sending: st.cur.is_some(),
+            rd_outstanding: st.rd_outstanding,
+            retry_left: st.retry.left(),
+            rnr_retry_left: st.rnr_retry.left(),
+            rnr_wait: st.wait == SendWait::Rnr,
+            timer_fired: st.timer_fired,
+        }
+    };
+    let recv = {
+        let st = pipe.recv.lock();
+        RecvReport {
+            epsn: st.epsn.value(),
+            msn: st.msn,
+            nak_sent: st.nak_sent,
+            in_message: st.last_op.is_some(),
+            read_out: st
+                .read
+                .as_ref()
+                .map_or(0, |r| r.npkts.saturating_sub(r.sent)),
+        }
+    };
+    entry.u32_hex(c"sq_next_psn", send.psn)?;
+    entry.u32_hex(c"sq_unacked_psn", send.comp_psn)?;
+    entry.u64(c"sq_tracked_wqes", send.tracked as u64)?;
+    entry.u32(c"sq_sending", send.sending.into())?;
+    entry.u32(c"sq_reads_outstanding", send.rd_outstanding)?;
+    entry.u32(c"sq_retries_left", send.retry_left.into())?;
+    entry.u32(c"sq_rnr_retries_left", send.rnr_retry_left.into())?;
+    entry.u32(c"sq_rnr_wait", send.rnr_wait.into())?;
+    entry.u32(c"timer_armed", pipe.timer.is_armed().into())?;
+    entry.u32(c"timer_fired", send.timer_fired.into())?;
+    entry.u32_hex(c"rq_expected_psn", recv.epsn)?;
+    entry.u32(c"rq_msn", recv.msn)?;
+    entry.u32(c"rq_nak_sent", recv.nak_sent.into())?;
+    entry.u32(c"rq_in_message", recv.in_message.into())?;
+    entry.u32(c"rq_read_packets_left", recv.read_out)?;
+    entry.u32(c"inbox", pipe.inbox.len())?;
+    entry.str(c"run", pipe.gate.name())?;
+    entry.u32(c"odp_wait_send", pipe.odp.stalled(Side::Send).into())?;
+    entry.u32(c"odp_wait_recv", pipe.odp.stalled(Side::Recv).into())
+}
+
+/// What the requester side's lock held, copied out before the netlink writes.
+struct SendReport {
+    psn: u32,
+    comp_psn: u32,
+    tracked: usize,
+    sending: bool,
+    rd_outstanding: u32,
+    retry_left: u8,
+    rnr_retry_left: u8,
+    rnr_wait: bool,
+    timer_fired: bool,
+}
+
+/// What the responder side's lock held.
+struct RecvReport {
+    epsn: u32,
+    msn: u32,
+    nak_sent: bool,
+    in_message: bool,
+    read_out: u32,
+}
