@@ -81,12 +81,19 @@ fn progress(st: &mut SendState) {
 
 /// Retires SEND/WRITE WQEs whose last PSN is at or before `p`. Returns `true` when a READ or
 /// atomic at or before `p` is still unanswered (an implicit NAK: its responses were lost).
+///
+/// The oldest PSN not yet acknowledged moves up to `p + 1`, but never into an unanswered READ
+/// or atomic: only its own responses, in order, move it through those PSNs. A response from
+/// further into a READ says nothing about the responses before it; taking it as an
+/// acknowledgement would skip them, and the READ would complete with their bytes missing.
 fn ack_up_to(st: &mut SendState, p: Psn) -> bool {
     let sending_last = st.cur.is_some();
     let count = st.count;
     let mut i = 0;
     let mut moved = false;
     let mut implicit_nak = false;
+    // The first PSN of the oldest unanswered READ or atomic, if one stopped the walk.
+    let mut answer_first = None;
     while let Some(t) = st.entry(i) {
         if t.done.is_some() {
             i += 1;
@@ -94,6 +101,7 @@ fn ack_up_to(st: &mut SendState, p: Psn) -> bool {
         }
         if t.wants_response() {
             implicit_nak = psn_le(t.first_psn, p);
+            answer_first = Some(t.first_psn);
             break;
         }
         let fully_sent = !(sending_last && i + 1 == count);
@@ -105,7 +113,12 @@ fn ack_up_to(st: &mut SendState, p: Psn) -> bool {
         }
         break;
     }
-    let next = p.next();
+    let mut next = p.next();
+    if let Some(first) = answer_first {
+        if cmp_psn(next, first) == Ordering::Greater {
+            next = first;
+        }
+    }
     if cmp_psn(next, st.comp_psn) == Ordering::Greater && psn_le(next, st.psn) {
         st.comp_psn = next;
         moved = true;

@@ -8,8 +8,9 @@
 # ibv_ud_pingpong (data checked), verbs_remote (ATOMIC_WRITE, FLUSH, atomics, memory windows,
 # SEND_WITH_INV; checked by RDMA READ), ib_write_bw, ib_read_bw and ib_send_bw at 64 KiB, an RC
 # READ and a UC WRITE of 32 MiB (32768 packets each, NETNS_LONG_MB); then,
-# with netem losing, reordering, duplicating and delaying packets both ways, ibv_rc_pingpong
-# must still deliver every byte intact (UC/UD may legitimately stall under loss: not run).
+# with netem losing, reordering, duplicating and delaying packets both ways, 32 KiB RDMA WRITEs
+# read back by RDMA READ (verbs_remote -r) and ibv_rc_pingpong must still deliver every byte
+# intact (UC/UD may legitimately stall under loss: not run).
 # After the first RC run every run is made; the test fails naming the runs that did not pass.
 # NETNS_BUDGET (seconds, default 280) bounds the whole test: the netem run is given what is left.
 . "$(dirname "$0")/lib.sh"
@@ -171,6 +172,11 @@ else
 		failed+=("rc_netem (not run)")
 	else
 		diag "netem on va and vb: $(ip netns exec $A timeout 10 tc qdisc show dev va | head -1)"
+		# READs whose responses are lost must ask again, never complete with a gap.
+		t0=$SECONDS
+		xrun read_netem 60 -g "$BIN/verbs_remote" -r "${NETEM_READ_ROUNDS:-100}" &&
+			diag "read_netem: ${NETEM_READ_ROUNDS:-100} x 32 KiB written and read back in $((SECONDS - t0)) s"
+		left=$((left - (SECONDS - t0)))
 		t0=$SECONDS
 		LAST_ACK_RACE_OK=1 xrun rc_netem $left -g ibv_rc_pingpong -c -n 500 -s 4096 &&
 			diag "rc_netem: 500 x 4096 B data-checked in $((SECONDS - t0)) s"

@@ -11,6 +11,10 @@
  *
  * The server exposes a 64 KiB buffer and two windows on it, then checks the SEND_WITH_INV it
  * receives; the client does the rest. Both exit 0 only when every check passed.
+ *
+ * With -r ROUNDS the client first writes and reads back 32 KiB that many times, each round a
+ * new pattern, comparing every byte: run under packet loss, it checks that a READ whose
+ * responses were lost completes only with all of its data.
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -214,6 +218,35 @@ static int atomic(uint64_t id, enum ibv_wr_opcode op, const struct info *s, uint
 		      op == IBV_WR_ATOMIC_CMP_AND_SWP ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD);
 }
 
+/* ROUNDS of a 32 KiB RDMA WRITE of a new pattern and its READ back, compared. */
+static int write_read_rounds(const struct info *s, int rounds)
+{
+	const uint32_t len = 32768;
+	uint8_t *got = buf + 32768;
+	int bad = 0;
+
+	for (int r = 0; r < rounds && !bad; r++) {
+		for (uint32_t i = 0; i < len; i++)
+			buf[i] = (uint8_t)(i * 7 + r * 31 + (i >> 10));
+		if (!write_to(0x1000 + r, s->rkey, s->addr, len, IBV_WC_SUCCESS) ||
+		    !read_back(s, 0, len)) {
+			printf("# round %d: a WRITE or READ failed\n", r);
+			bad = 1;
+		} else if (memcmp(got, buf, len)) {
+			uint32_t i = 0;
+
+			while (got[i] == buf[i])
+				i++;
+			printf("# round %d: READ data differs from byte %u (packet %u)\n", r, i,
+			       i / 1024);
+			bad = 1;
+		}
+	}
+	return !bad;
+}
+
+static int rounds;
+
 static int client(int fd)
 {
 	struct info me = { 0 }, s;
@@ -228,6 +261,9 @@ static int client(int fd)
 		return 1;
 	CHECK(!rc_connect(qp, s.qpn, &s.gid, gid_index), "client: QP %u -> %u", qp->qp_num,
 	      s.qpn);
+	if (rounds)
+		CHECK(write_read_rounds(&s, rounds), "%d rounds of 32 KiB written and read back intact",
+		      rounds);
 
 	for (int i = 0; i < 5000; i++)
 		buf[i] = (uint8_t)(i * 13 + 5);
@@ -286,8 +322,9 @@ int main(int argc, char **argv)
 	const char *dev = NULL, *port = "18515";
 	int opt, fd, r;
 
-	while ((opt = getopt(argc, argv, "d:g:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:p:r:")) != -1) {
 		switch (opt) {
+		case 'r': rounds = atoi(optarg); break;
 		case 'd': dev = optarg; break;
 		case 'g': gid_index = atoi(optarg); break;
 		case 'p': port = optarg; break;
@@ -296,7 +333,8 @@ int main(int argc, char **argv)
 	}
 	const char *peer = optind < argc ? argv[optind] : NULL;
 	if (!dev) {
-		fprintf(stderr, "usage: %s -d DEVICE -g GID_INDEX [-p PORT] [SERVER]\n", argv[0]);
+		fprintf(stderr, "usage: %s -d DEVICE -g GID_INDEX [-p PORT] [-r ROUNDS] [SERVER]\n",
+			argv[0]);
 		return 2;
 	}
 	/* The client's send ring has 512-byte slots (4 SGEs): find_ring() tells it apart. */
