@@ -42,8 +42,8 @@ FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_n
 # traffic, hostile user rings, every operation,
 # hostile packets, the data path, then the verbs objects, perftest, link handling and KUnit
 # (pure logic, the fast kernel covers most of it). smb_direct is not here: it skips on Debian 12.
-DEBUG="busy_rmmod kverbs nfs_rdma odp teardown_races rmmod netdev_unregister verbs_hostile \
-	verbs_attack uverbs_fuzz verbs_ops hostile_packets packet_fuzz pingpong rdma_cm verbs_qp \
+DEBUG="busy_rmmod kverbs odp teardown_races rmmod netdev_unregister verbs_hostile verbs_attack \
+	nfs_rdma uverbs_fuzz verbs_ops hostile_packets packet_fuzz pingpong rdma_cm verbs_qp \
 	verbs_objs verbs_cq perftest link_add_del one_per_netdev rxe_refusal kunit"
 # The oracle subset (the C rdma_rxe, under a budget in make check; make check-full runs FULL):
 # by value, the tests that check verbs semantics against C rxe first, the long sweeps last.

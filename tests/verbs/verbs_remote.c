@@ -242,7 +242,9 @@ static int write_read_rounds(const struct info *s, int rounds)
 			bad = 1;
 		}
 	}
-	return !bad;
+	/* The checks that follow expect the server's buffer as it was: zeros. */
+	memset(buf, 0, len);
+	return write_to(0x1fff, s->rkey, s->addr, len, IBV_WC_SUCCESS) && !bad;
 }
 
 static int rounds;
