@@ -55,7 +55,7 @@ declare -A EST=(
 	[verbs_attack]=50 [uverbs_fuzz]=50 [verbs_ops]=20 [kverbs]=30 [hostile_packets]=70
 	[packet_fuzz]=60 [pingpong]=65 [rdma_cm]=35 [verbs_qp]=25 [verbs_objs]=35 [verbs_cq]=15
 	[perftest]=120 [link_add_del]=20 [one_per_netdev]=15 [rxe_refusal]=20 [kunit]=30
-	[pyverbs]=120 [pma_counters]=30 [link_type_rxe]=20 [odp]=90 [nfs_rdma]=130
+	[pyverbs]=120 [pma_counters]=30 [link_type_rxe]=20 [odp]=90 [nfs_rdma]=220
 )
 EST_DEFAULT=120
 if [ "$SUBSET" = debug ]; then
