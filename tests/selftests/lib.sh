@@ -98,3 +98,36 @@ cleanup_driver() {
 	done
 	modprobe -r "$MOD" 2>/dev/null || true
 }
+
+# The veth wire of the ULP tests: $SIF with $SRV here and $CIF with $CLI in namespace $NS, and a
+# device of the module's type on each end ($SD, $CD) with its IPv4 GID. veth_wire_down undoes it.
+v4_gid() {
+	local a b c d
+	IFS=. read -r a b c d <<<"$1"
+	printf 'ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d"
+}
+veth_wire() {
+	ip netns del "$NS" 2>/dev/null
+	ip link del "$SIF" 2>/dev/null
+	check "netns $NS" ip netns add "$NS"
+	check "veth pair" ip link add "$SIF" type veth peer name "$CIF"
+	check "$CIF to $NS" ip link set "$CIF" netns "$NS"
+	check "$SIF address" ip addr add "$SRV/24" dev "$SIF"
+	check "$CIF address" ip -n "$NS" addr add "$CLI/24" dev "$CIF"
+	ip -n "$NS" link set lo up
+	check "$SIF up" ip link set "$SIF" up
+	check "$CIF up" ip -n "$NS" link set "$CIF" up
+	check "add $SD on $SIF" timeout 30 rdma link add "$SD" type "$TYPE" netdev "$SIF"
+	check "add $CD on $CIF in $NS" ip netns exec "$NS" timeout 30 rdma link add "$CD" \
+		type "$TYPE" netdev "$CIF"
+	wait_for 20 gid_index "$SD" "$(v4_gid "$SRV")" >/dev/null || fail "no IPv4 GID on $SD"
+	wait_for 20 gid_index "$CD" "$(v4_gid "$CLI")" >/dev/null || fail "no IPv4 GID on $CD"
+}
+veth_wire_down() {
+	local p
+	for p in "$CD" "$SD"; do
+		dev_exists "$p" && timeout 30 rdma link delete "$p"
+	done
+	ip netns del "$NS" 2>/dev/null
+	ip link del "$SIF" 2>/dev/null
+}

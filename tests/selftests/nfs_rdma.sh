@@ -74,11 +74,7 @@ cleanup() {
 	mountpoint -q "$EXP" && umount "$EXP"
 	rm -rf "$T"
 	modprobe -r nfsv4 nfsv3 nfsd rpcrdma nfs lockd 2>/dev/null
-	for p in "$CD" "$SD"; do
-		dev_exists "$p" && timeout 30 rdma link delete "$p"
-	done
-	ip netns del $NS 2>/dev/null
-	ip link del $SIF 2>/dev/null
+	veth_wire_down
 	cleanup_driver
 }
 trap cleanup EXIT
@@ -94,20 +90,7 @@ modprobe nfsv3 || skip "no NFSv3 client"
 modprobe ib_uverbs
 modprobe rdma_cm
 
-ip netns del $NS 2>/dev/null
-ip link del $SIF 2>/dev/null
-check "netns $NS" ip netns add $NS
-check "veth pair" ip link add $SIF type veth peer name $CIF
-check "$CIF to $NS" ip link set $CIF netns $NS
-check "$SIF address" ip addr add $SRV/24 dev $SIF
-check "$CIF address" ip -n $NS addr add $CLI/24 dev $CIF
-ip -n $NS link set lo up
-check "$SIF up" ip link set $SIF up
-check "$CIF up" ip -n $NS link set $CIF up
-check "add $SD on $SIF" timeout 30 rdma link add "$SD" type "$TYPE" netdev $SIF
-check "add $CD on $CIF in $NS" ip netns exec $NS timeout 30 rdma link add "$CD" type "$TYPE" netdev $CIF
-wait_for 20 gid_index "$SD" ffff:c0a8:4e01 >/dev/null || fail "no IPv4 GID on $SD"
-wait_for 20 gid_index "$CD" ffff:c0a8:4e02 >/dev/null || fail "no IPv4 GID on $CD"
+veth_wire
 
 # The server: its writable state on mounts of its own.
 mkdir -p "$EXP" "$MNT"

@@ -58,11 +58,7 @@ cleanup() {
 	timeout 30 modprobe -r ksmbd 2>/dev/null
 	mountpoint -q "$SHARE" && umount "$SHARE"
 	rm -rf "$T"
-	for p in "$CD" "$SD"; do
-		dev_exists "$p" && timeout 30 rdma link delete "$p"
-	done
-	ip netns del $NS 2>/dev/null
-	ip link del $SIF 2>/dev/null
+	veth_wire_down
 	cleanup_driver
 }
 trap cleanup EXIT
@@ -77,20 +73,7 @@ modprobe cifs || skip "no cifs"
 modprobe ib_uverbs
 modprobe rdma_cm
 
-ip netns del $NS 2>/dev/null
-ip link del $SIF 2>/dev/null
-check "netns $NS" ip netns add $NS
-check "veth pair" ip link add $SIF type veth peer name $CIF
-check "$CIF to $NS" ip link set $CIF netns $NS
-check "$SIF address" ip addr add $SRV/24 dev $SIF
-check "$CIF address" ip -n $NS addr add $CLI/24 dev $CIF
-ip -n $NS link set lo up
-check "$SIF up" ip link set $SIF up
-check "$CIF up" ip -n $NS link set $CIF up
-check "add $SD on $SIF" timeout 30 rdma link add "$SD" type "$TYPE" netdev $SIF
-check "add $CD on $CIF in $NS" ip netns exec $NS timeout 30 rdma link add "$CD" type "$TYPE" netdev $CIF
-wait_for 20 gid_index "$SD" ffff:c0a8:4f01 >/dev/null || fail "no IPv4 GID on $SD"
-wait_for 20 gid_index "$CD" ffff:c0a8:4f02 >/dev/null || fail "no IPv4 GID on $CD"
+veth_wire
 
 # The server: configuration, user database and share in the scratch directory.
 mkdir -p "$SHARE" "$MNT"
