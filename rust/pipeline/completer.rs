@@ -38,7 +38,9 @@ use crate::{
         seq::{
             self,
             AckDecision,
-            RetryCounter, //
+            RetryCause,
+            RetryCounter,
+            RetryDecision, //
         },
         wqe::WrOpcode,
     },
@@ -129,17 +131,25 @@ fn ack_up_to(st: &mut SendState, p: Psn) -> bool {
     implicit_nak
 }
 
-/// Goes back to the oldest unfinished WQE, using one transport retry; fails it when none is
-/// left. Returns whether the QP must move to ERR.
-fn retry(qp: &Qp<RrxeDevice>, st: &mut SendState) -> bool {
-    if st.retry.consume() {
-        rewind(st);
-        false
-    } else {
-        let status = st.retry.exhausted_status();
-        fail_oldest(st, status);
-        qp.device().count(Counter::RetryExceededErr);
-        true
+/// Goes back to the oldest unfinished WQE, using one transport retry, unless a response set it
+/// off after an earlier retry without progress since ([`RetryCounter::decide`]); fails the WQE
+/// when no retry is left. Returns whether the QP must move to ERR.
+fn retry(qp: &Qp<RrxeDevice>, st: &mut SendState, cause: RetryCause) -> bool {
+    match st.retry.decide(cause) {
+        RetryDecision::Retry => {
+            rewind(st);
+            // What goes again gets a whole timeout: the timer armed for the first round must
+            // not retry it at once.
+            st.progressed |= cause == RetryCause::Response;
+            false
+        }
+        RetryDecision::Ignore => false,
+        RetryDecision::Exhausted => {
+            let status = st.retry.exhausted_status();
+            fail_oldest(st, status);
+            qp.device().count(Counter::RetryExceededErr);
+            true
+        }
     }
 }
 
@@ -167,13 +177,13 @@ pub(crate) fn on_response(
             match seq::classify_ack(aeth, psn, st.comp_psn, st.psn) {
                 AckDecision::Ack { last_acked } => {
                     if ack_up_to(&mut st, last_acked) {
-                        out.fatal = retry(qp, &mut st);
+                        out.fatal = retry(qp, &mut st, RetryCause::Response);
                     }
                 }
                 AckDecision::NakSeqErr { expected } => {
                     ack_up_to(&mut st, expected.wrapping_sub(1));
                     qp.device().count_seq_err();
-                    out.fatal = retry(qp, &mut st);
+                    out.fatal = retry(qp, &mut st, RetryCause::Response);
                 }
                 AckDecision::RnrNak { timer_us } => {
                     ack_up_to(&mut st, psn.wrapping_sub(1));
@@ -225,7 +235,7 @@ pub(crate) fn on_response(
                     // A response was lost: ask again, once for this gap (the responses
                     // still coming behind it are dropped; the timer covers a lost retry).
                     st.asked_again = Some(st.comp_psn);
-                    out.fatal = retry(qp, &mut st);
+                    out.fatal = retry(qp, &mut st, RetryCause::Response);
                     out.progressed = true;
                 } else {
                     out.dropped = true;
@@ -323,7 +333,7 @@ pub(crate) fn on_timer(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> CompOutcome {
         st.progressed = false;
     } else {
         qp.device().count_retry();
-        out.fatal = retry(qp, &mut st);
+        out.fatal = retry(qp, &mut st, RetryCause::Timeout);
     }
     let retries = st.retry_cnt.saturating_sub(st.retry.left());
     drop(st);

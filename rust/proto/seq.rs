@@ -379,6 +379,28 @@ pub(crate) fn classify_ack(
     }
 }
 
+/// What set off a transport retry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RetryCause {
+    /// The retransmission timer expired with nothing acknowledged since it was armed.
+    Timeout,
+    /// A response showed a loss: a PSN sequence error NAK, an ACK past an unanswered READ or
+    /// atomic (an implicit NAK), or a READ response past a gap.
+    Response,
+}
+
+/// What to do about a transport retry (see [`RetryCounter::decide`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RetryDecision {
+    /// Go back and send again from the oldest unacknowledged packet; one retry was used.
+    Retry,
+    /// A retry already went back and nothing progressed since: the response was set off by a
+    /// packet sent before it went back. Nothing to do.
+    Ignore,
+    /// No retry is left: the oldest WQE fails with [`RetryCounter::exhausted_status`].
+    Exhausted,
+}
+
 /// A transport or RNR retry budget, reset to its initial value whenever the requester progresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RetryCounter {
@@ -388,6 +410,8 @@ pub(crate) struct RetryCounter {
     infinite: bool,
     /// The status the failed work request completes with once the budget is exhausted.
     exhausted: WcStatus,
+    /// A retry went back since the budget was (re)set, that is since the last progress.
+    started: bool,
 }
 
 impl RetryCounter {
@@ -404,6 +428,7 @@ impl RetryCounter {
             left: retry_cnt.min(7),
             infinite: false,
             exhausted: WcStatus::RetryExcErr,
+            started: false,
         }
     }
 
@@ -413,6 +438,7 @@ impl RetryCounter {
             left: rnr_retry.min(Self::INFINITE_RNR),
             infinite: rnr_retry >= Self::INFINITE_RNR,
             exhausted: WcStatus::RnrRetryExcErr,
+            started: false,
         }
     }
 
@@ -427,6 +453,27 @@ impl RetryCounter {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Decides a transport retry set off by `cause`.
+    ///
+    /// Going back does not recall what was sent before: the responses to those packets keep
+    /// arriving, and each would look like a new loss (an ACK of a later SEND while the READ
+    /// before it is being asked again, a READ response from the first round). Taken as such
+    /// they would go back again and again, each time using a retry without any loss, and
+    /// exhaust the budget of a QP that carries many messages at once. So once a retry went back,
+    /// only the timer retries until the requester progresses (which resets the budget); as in
+    /// the C driver, whose completer does the same (`started_retry`).
+    pub(crate) fn decide(&mut self, cause: RetryCause) -> RetryDecision {
+        if cause == RetryCause::Response && self.started {
+            return RetryDecision::Ignore;
+        }
+        if self.consume() {
+            self.started = true;
+            RetryDecision::Retry
+        } else {
+            RetryDecision::Exhausted
         }
     }
 

@@ -26,7 +26,9 @@ use crate::proto::seq::request_opcode;
 use crate::proto::seq::AckDecision;
 use crate::proto::seq::DuplicateAction;
 use crate::proto::seq::RespPsn;
+use crate::proto::seq::RetryCause;
 use crate::proto::seq::RetryCounter;
+use crate::proto::seq::RetryDecision;
 use crate::proto::seq::SeqError;
 use crate::proto::seq::MAX_PKT_PER_ACK;
 use crate::proto::wqe::WrOpcode;
@@ -394,6 +396,37 @@ fn transport_retry_counter() {
     assert!(!counter.consume());
     assert!(!counter.consume());
     assert_eq!(counter.left(), 0);
+}
+
+#[test]
+fn stale_responses_after_a_retry_use_no_retries() {
+    use RetryCause::{Response, Timeout};
+    use RetryDecision::{Exhausted, Ignore, Retry};
+    // A loss found by a response goes back once; the responses to what was sent before that
+    // (any number of them) are ignored until progress resets the budget.
+    let mut c = RetryCounter::new(7);
+    assert_eq!(c.decide(Response), Retry);
+    for _ in 0..100 {
+        assert_eq!(c.decide(Response), Ignore);
+    }
+    assert_eq!(c.left(), 6);
+    // Only the timer goes back again without progress, and it runs the budget out.
+    for left in (0..6).rev() {
+        assert_eq!(c.decide(Timeout), Retry);
+        assert_eq!(c.left(), left);
+        assert_eq!(c.decide(Response), Ignore);
+    }
+    assert_eq!(c.decide(Timeout), Exhausted);
+    assert_eq!(c.decide(Response), Ignore);
+    // Progress makes a fresh budget: the next response-found loss goes back at once.
+    let mut c = RetryCounter::new(7);
+    assert_eq!(c.decide(Timeout), Retry);
+    assert_eq!(c.decide(Response), Ignore);
+    let mut c = RetryCounter::new(7);
+    assert_eq!(c.decide(Response), Retry);
+    // No retries at all: the first loss fails the WQE, whatever found it.
+    assert_eq!(RetryCounter::new(0).decide(Response), Exhausted);
+    assert_eq!(RetryCounter::new(0).decide(Timeout), Exhausted);
 }
 
 #[test]
