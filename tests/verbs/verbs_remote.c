@@ -13,8 +13,9 @@
  * receives; the client does the rest. Both exit 0 only when every check passed.
  *
  * With -r ROUNDS the client first writes and reads back 32 KiB that many times, each round a
- * new pattern, comparing every byte: run under packet loss, it checks that a READ whose
- * responses were lost completes only with all of its data.
+ * new pattern, comparing every byte, then reads it back again as READs interleaved with
+ * WRITEs, all in flight: run under packet loss, it checks that a READ whose responses were
+ * lost completes only with all of its data, and that stale ACKs do not use up the retries.
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -218,7 +219,59 @@ static int atomic(uint64_t id, enum ibv_wr_opcode op, const struct info *s, uint
 		      op == IBV_WR_ATOMIC_CMP_AND_SWP ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD);
 }
 
-/* ROUNDS of a 32 KiB RDMA WRITE of a new pattern and its READ back, compared. */
+/* Where the interleaved round's WRITEs land: a part of the server's buffer nothing else uses. */
+#define SCRATCH 57344
+
+/*
+ * The 32 KiB just written read back as eight 4 KiB READs, each followed by a 512-byte WRITE,
+ * all sixteen posted at once: under loss, the ACK of a later WRITE arrives while an earlier
+ * READ's responses are missing (an implicit NAK), and after the requester went back the ACKs
+ * of the WRITEs it had sent before still arrive. Those say nothing new and must not use up the
+ * QP's retries. 1 when every WR succeeds and the data read back is `want`.
+ */
+static int interleaved_round(const struct info *s, const uint8_t *want)
+{
+	struct ibv_sge rsge[8], wsge = { .addr = (uintptr_t)buf, .length = 512, .lkey = mr->lkey };
+	struct ibv_send_wr wr[16], *bad;
+	uint8_t *got = buf + 32768;
+
+	memset(got, 0, 32768);
+	memset(wr, 0, sizeof(wr));
+	for (int k = 0; k < 8; k++) {
+		struct ibv_send_wr *rd = &wr[2 * k], *wt = &wr[2 * k + 1];
+
+		rsge[k] = (struct ibv_sge){ .addr = (uintptr_t)got + 4096 * k, .length = 4096,
+					    .lkey = mr->lkey };
+		rd->wr_id = 0x2000 + 2 * k;
+		rd->opcode = IBV_WR_RDMA_READ;
+		rd->sg_list = &rsge[k];
+		rd->num_sge = 1;
+		rd->send_flags = IBV_SEND_SIGNALED;
+		rd->wr.rdma.remote_addr = s->addr + 4096 * k;
+		rd->wr.rdma.rkey = s->rkey;
+		rd->next = wt;
+		wt->wr_id = 0x2000 + 2 * k + 1;
+		wt->opcode = IBV_WR_RDMA_WRITE;
+		wt->sg_list = &wsge;
+		wt->num_sge = 1;
+		wt->send_flags = IBV_SEND_SIGNALED;
+		wt->wr.rdma.remote_addr = s->addr + SCRATCH;
+		wt->wr.rdma.rkey = s->rkey;
+		wt->next = k < 7 ? &wr[2 * k + 2] : NULL;
+	}
+	if (ibv_post_send(qp, wr, &bad))
+		return 0;
+	for (int i = 0; i < 16; i++)
+		if (!expect(cq, 0x2000 + i, IBV_WC_SUCCESS,
+			    i % 2 ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ))
+			return 0;
+	return !memcmp(got, want, 32768);
+}
+
+/*
+ * ROUNDS of a 32 KiB RDMA WRITE of a new pattern and its READ back, compared; then the same
+ * data read back again interleaved with WRITEs.
+ */
 static int write_read_rounds(const struct info *s, int rounds)
 {
 	const uint32_t len = 32768;
@@ -240,11 +293,15 @@ static int write_read_rounds(const struct info *s, int rounds)
 			printf("# round %d: READ data differs from byte %u (packet %u)\n", r, i,
 			       i / 1024);
 			bad = 1;
+		} else if (!interleaved_round(s, buf)) {
+			printf("# round %d: the READs interleaved with WRITEs failed\n", r);
+			bad = 1;
 		}
 	}
 	/* The checks that follow expect the server's buffer as it was: zeros. */
 	memset(buf, 0, len);
-	return write_to(0x1fff, s->rkey, s->addr, len, IBV_WC_SUCCESS) && !bad;
+	return write_to(0x1fff, s->rkey, s->addr, len, IBV_WC_SUCCESS) &&
+	       write_to(0x1ffe, s->rkey, s->addr + SCRATCH, 512, IBV_WC_SUCCESS) && !bad;
 }
 
 static int rounds;
