@@ -7,7 +7,7 @@
 # Runs ibv_rc_pingpong with data checking (up to 64 KiB messages), ibv_uc_pingpong and
 # ibv_ud_pingpong (data checked), verbs_remote (ATOMIC_WRITE, FLUSH, atomics, memory windows,
 # SEND_WITH_INV; checked by RDMA READ), ib_write_bw, ib_read_bw and ib_send_bw at 64 KiB, an RC
-# READ and a UC WRITE of 32 MiB (32768 packets each, NETNS_LONG_MB); then,
+# READ and a UC WRITE of 16 MiB (16384 packets each, NETNS_LONG_MB); then,
 # with netem losing, reordering, duplicating and delaying packets both ways, 32 KiB RDMA WRITEs
 # read back by RDMA READ (verbs_remote -r) and ibv_rc_pingpong must still deliver every byte
 # intact (UC/UD may legitimately stall under loss: not run).
@@ -150,10 +150,12 @@ done
 # The client's completer took every ACK and READ response (rxe's name: ack_deferred).
 check "ack_deferred counted the responses ($acks0 -> $(acks))" \
 	bash -c "[ \$(cat /sys/class/infiniband/${DEV}b/ports/1/hw_counters/ack_deferred) -gt $((acks0 + 50)) ]"
-# Messages of 32768 packets (NETNS_LONG_MB, default 32): far more than a run of the pipeline
+# Messages of 16384 packets (NETNS_LONG_MB, default 16): far more than a run of the pipeline
 # sends, so the QP must carry on by itself (UC has no timer to wake it; a READ's responses
 # come in one go and must not overrun the peer's backlog).
-long=$((${NETNS_LONG_MB:-32} * 1048576))
+# (16 MiB, not 32: on a machine also building the debug kernel, as a fresh make check does,
+# 32 MiB left the netem part too little of the budget.)
+long=$((${NETNS_LONG_MB:-16} * 1048576))
 xrun long_read 90 -x ib_read_bw -s $long -n 5 -F --report_gbits
 xrun long_uc_write 90 -x ib_write_bw -c UC -s $long -n 5 -F --report_gbits
 
