@@ -38,12 +38,13 @@ FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_n
 	pingpong rdma_cm perftest netns hostile_packets packet_fuzz nvmeof nfs_rdma smb_direct \
 	multicast kverbs busy_rmmod teardown_races pyverbs pma_counters link_type_rxe odp"
 # By value: kernel consumers (lockdep over the completion context; NFS over RDMA, a real ULP
-# across the veth, whose fio verification failed once on the debug kernel), teardown under
-# traffic, hostile user rings, every operation,
-# hostile packets, the data path, then the verbs objects, perftest, link handling and KUnit
-# (pure logic, the fast kernel covers most of it). smb_direct is not here: it skips on Debian 12.
+# across the veth, whose fio verification failed once on the debug kernel; NVMe-oF, FRWR and
+# SEND with invalidate from both kernel ULPs), teardown under traffic, hostile user rings,
+# every operation, hostile packets, the data path, then the verbs objects, perftest, link
+# handling and KUnit (pure logic, the fast kernel covers most of it). smb_direct is not here:
+# it skips on Debian 12.
 DEBUG="busy_rmmod kverbs odp teardown_races rmmod netdev_unregister verbs_hostile verbs_attack \
-	nfs_rdma uverbs_fuzz verbs_ops hostile_packets packet_fuzz pingpong rdma_cm verbs_qp \
+	nfs_rdma nvmeof uverbs_fuzz verbs_ops hostile_packets packet_fuzz pingpong rdma_cm verbs_qp \
 	verbs_objs verbs_cq perftest link_add_del one_per_netdev rxe_refusal kunit"
 # The oracle subset (the C rdma_rxe, under a budget in make check; make check-full runs FULL):
 # by value, the tests that check verbs semantics against C rxe first, the long sweeps last.
@@ -55,13 +56,14 @@ declare -A EST=(
 	[verbs_attack]=50 [uverbs_fuzz]=50 [verbs_ops]=20 [kverbs]=30 [hostile_packets]=70
 	[packet_fuzz]=60 [pingpong]=65 [rdma_cm]=35 [verbs_qp]=25 [verbs_objs]=35 [verbs_cq]=15
 	[perftest]=120 [link_add_del]=20 [one_per_netdev]=15 [rxe_refusal]=20 [kunit]=30
-	[pyverbs]=120 [pma_counters]=30 [link_type_rxe]=20 [odp]=90 [nfs_rdma]=220
+	[pyverbs]=120 [pma_counters]=30 [link_type_rxe]=20 [odp]=90 [nfs_rdma]=220 [nvmeof]=120
 )
 EST_DEFAULT=120
 if [ "$SUBSET" = debug ]; then
 	# Every operation once, not the sweeps: the debug kernel under TCG is 10-70x slower.
 	export PERFTEST_QUICK=1 HOSTILE_COUNT=1000 FUZZ_SECONDS=30 PFUZZ_COUNT=1000 TEARDOWN_ROUNDS=1 \
-		NETNS_LONG_MB=2 NFS_RDMA_VERS=4.1 NFS_RDMA_MB=2 NFS_RDMA_FIO=2M
+		NETNS_LONG_MB=2 NFS_RDMA_VERS=4.1 NFS_RDMA_MB=2 NFS_RDMA_FIO=2M \
+		NVMEOF_SIZE=4M
 fi
 if [ $# -gt 0 ]; then
 	TESTS="$*"
