@@ -39,11 +39,16 @@ counters() {
 		dev_exists "$d" || continue
 		s=
 		for c in sent_pkts rcvd_pkts rdma_sends rdma_recvs duplicate_request out_of_seq_request \
-			rcvd_seq_err retry_exceeded_err send_err ack_deferred; do
+			rcvd_seq_err completer_retry_err retry_exceeded_err send_err ack_deferred \
+			drop_psn_out_of_window drop_duplicate drop_inbox_full; do
 			s="$s $c=$(cnt "$d" $c)"
 		done
 		diag "$d:$s"
 	done
+	# Packets the stack dropped: each CPU's backlog (softnet_stat's second column, hex).
+	local l drops=
+	while read -r _ l _; do drops="$drops $((16#$l))"; done </proc/net/softnet_stat
+	diag "softnet drops per CPU:$drops"
 }
 logs() {
 	local f
