@@ -28,6 +28,8 @@ pub(crate) mod packet;
 pub(crate) mod psn;
 #[path = "proto/qp_state.rs"]
 pub(crate) mod qp_state;
+#[path = "proto/retry.rs"]
+pub(crate) mod retry;
 #[path = "proto/ring.rs"]
 pub(crate) mod ring;
 #[path = "proto/seq.rs"]

@@ -75,7 +75,7 @@ use crate::{
     },
     proto::{
         psn::Psn,
-        seq::RetryCounter,
+        retry::RetryCounter,
         wqe::{
             SendFlags,
             WrDetail,

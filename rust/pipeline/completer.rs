@@ -35,12 +35,14 @@ use crate::{
             Psn, //
         },
         qp_state::QpType,
-        seq::{
-            self,
-            AckDecision,
+        retry::{
             RetryCause,
             RetryCounter,
             RetryDecision, //
+        },
+        seq::{
+            self,
+            AckDecision, //
         },
         wqe::WrOpcode,
     },

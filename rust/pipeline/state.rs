@@ -24,7 +24,7 @@ use crate::{
         cqe::WcStatus,
         opcode::Opcode,
         psn::Psn,
-        seq::RetryCounter,
+        retry::RetryCounter,
         wqe::{
             SendWqe,
             Sge,
