@@ -172,7 +172,7 @@ run_server() {
 	# The client's "done" arrives here; listen before anything can be sent.
 	recv $ctl $((tmo + $(window "$k"))) >"$f.done" &
 	local rpid=$!
-	timeout "$tmo" "$tool" -d "$DEV" "$gopt" "$GIDX" -p "$port" "$@" >"$f.srv" 2>&1 &
+	timeout -k 10 "$tmo" "$tool" -d "$DEV" "$gopt" "$GIDX" -p "$port" "$@" >"$f.srv" 2>&1 &
 	pid=$!
 	if ! wait_for 15 listening "$port"; then
 		kill $pid 2>/dev/null
@@ -231,7 +231,7 @@ run_client() {
 		return
 		;;
 	esac
-	timeout "$tmo" "$tool" -d "$DEV" "$gopt" "$GIDX" -p "$port" "$@" "$PEER" >"$f.cli" 2>&1
+	timeout -k 10 "$tmo" "$tool" -d "$DEV" "$gopt" "$GIDX" -p "$port" "$@" "$PEER" >"$f.cli" 2>&1
 	rc=$?
 	send $ctl "done $k $rc" 10 || log "case $k: could not tell the server"
 	result "$k" client "$rc" $((SECONDS - t0))
