@@ -39,13 +39,13 @@ FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_n
 	multicast kverbs busy_rmmod teardown_races pyverbs pma_counters link_type_rxe odp"
 # By value: kernel consumers (lockdep over the completion context; NFS over RDMA, a real ULP
 # across the veth, whose fio verification failed once on the debug kernel; NVMe-oF, FRWR and
-# SEND with invalidate from both kernel ULPs), teardown under traffic, hostile user rings,
-# every operation, hostile packets, the data path, then the verbs objects, perftest, link
-# handling and KUnit (pure logic, the fast kernel covers most of it). smb_direct is not here:
-# it skips on Debian 12.
-DEBUG="busy_rmmod kverbs odp teardown_races rmmod netdev_unregister verbs_hostile verbs_attack \
-	nfs_rdma nvmeof uverbs_fuzz verbs_ops hostile_packets packet_fuzz pingpong rdma_cm verbs_qp \
-	verbs_objs verbs_cq perftest link_add_del one_per_netdev rxe_refusal kunit"
+# SEND with invalidate from both kernel ULPs), teardown under traffic, on-demand paging,
+# hostile user rings, every operation, hostile packets, the data path, then the verbs objects,
+# perftest, link handling and KUnit (pure logic, the fast kernel covers most of it).
+# smb_direct is not here: it skips on Debian 12.
+DEBUG="kverbs nfs_rdma nvmeof busy_rmmod odp teardown_races rmmod netdev_unregister \
+	verbs_hostile verbs_attack uverbs_fuzz verbs_ops hostile_packets packet_fuzz pingpong rdma_cm \
+	verbs_qp verbs_objs verbs_cq perftest link_add_del one_per_netdev rxe_refusal kunit"
 # The oracle subset (the C rdma_rxe, under a budget in make check; make check-full runs FULL):
 # by value, the tests that check verbs semantics against C rxe first, the long sweeps last.
 ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pyverbs odp pingpong rdma_cm \
@@ -63,7 +63,7 @@ if [ "$SUBSET" = debug ]; then
 	# Every operation once, not the sweeps: the debug kernel under TCG is 10-70x slower.
 	export PERFTEST_QUICK=1 HOSTILE_COUNT=1000 FUZZ_SECONDS=30 PFUZZ_COUNT=1000 TEARDOWN_ROUNDS=1 \
 		NETNS_LONG_MB=2 NFS_RDMA_VERS=4.1 NFS_RDMA_MB=2 NFS_RDMA_FIO=2M \
-		NVMEOF_SIZE=4M
+		NVMEOF_SIZE=4M ODP_RACE_ROUNDS=30
 fi
 if [ $# -gt 0 ]; then
 	TESTS="$*"
@@ -78,6 +78,9 @@ fi
 # Guest setup: sysfs/debugfs are mounted by virtme-ng; give the tools what they expect.
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 mkdir -p /run/rdma /etc/rdma 2>/dev/null
+# kmemleak (debug kernel): no automatic scans while the tests run (a scan of all memory under
+# TCG and KASAN is slow and takes a vCPU); the two scans at the end report every leak all the same.
+[ -w /sys/kernel/debug/kmemleak ] && echo scan=off >/sys/kernel/debug/kmemleak
 
 # shellcheck disable=SC2086
 set -- $TESTS

@@ -12,6 +12,7 @@
  * the responder's pages in a loop while WRITEs run (invalidation racing the data path).
  *
  * Usage: verbs_odp DEVICE GID_INDEX [--rxe-compatible]
+ * ODP_RACE_ROUNDS (default 300) sets the WRITEs of that race (the debug kernel's short form).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -200,14 +201,18 @@ static void race(void)
 {
 	pthread_t t;
 	unsigned long rounds = 0;
+	const char *env = getenv("ODP_RACE_ROUNDS");
+	int rounds_max = env ? atoi(env) : 300;
 	int ok = 1, n;
 
+	if (rounds_max < 1)
+		rounds_max = 300;
 	dropping = 1;
 	if (pthread_create(&t, NULL, dropper, &rounds)) {
 		CHECK(0, "dropper thread");
 		return;
 	}
-	for (n = 0; n < 300 && ok; n++) {
+	for (n = 0; n < rounds_max && ok; n++) {
 		fill(abuf, 65536, n);
 		ok = rdma(1000 + n, IBV_WR_RDMA_WRITE, 0, (n % 4) * 65536, 65536, IBV_WC_SUCCESS);
 		if (ok && n % 3 == 0)
