@@ -67,7 +67,7 @@ use crate::{
         DropReason,
         Tunnels, //
     },
-    proto::qp_state::AttrMask,
+    proto::attr_mask::AttrMask,
     qp::RrxeQp,
     srq::RrxeSrq,
     table::SparseTable,

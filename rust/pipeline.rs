@@ -47,8 +47,8 @@ use crate::{
     proto::{
         hdr::Bth,
         packet,
+        qp_attr::local_ack_timeout_ns,
         qp_state::{
-            local_ack_timeout_ns,
             QpState,
             QpType, //
         },

@@ -12,6 +12,8 @@
 //! this file is loaded as `mod proto;` from the module's crate root and when the host test crate
 //! loads it through a `path` attribute of its own.
 
+#[path = "proto/attr_mask.rs"]
+pub(crate) mod attr_mask;
 #[path = "proto/cqe.rs"]
 pub(crate) mod cqe;
 #[path = "proto/gso.rs"]
@@ -26,6 +28,8 @@ pub(crate) mod opcode;
 pub(crate) mod packet;
 #[path = "proto/psn.rs"]
 pub(crate) mod psn;
+#[path = "proto/qp_attr.rs"]
+pub(crate) mod qp_attr;
 #[path = "proto/qp_state.rs"]
 pub(crate) mod qp_state;
 #[path = "proto/retry.rs"]

@@ -43,10 +43,13 @@ use crate::{
     mm::KernelConsumer,
     mw::QpToken,
     proto::{
+        attr_mask::AttrMask,
+        qp_attr::{
+            self,
+            QpAttrError, //
+        },
         qp_state::{
             self,
-            AttrMask,
-            QpAttrError,
             QpState,
             QpStateError,
             QpType, //
@@ -377,7 +380,7 @@ impl RrxeQp {
             state: inner.state,
             qp_type: qp.qp_type,
             qpn: qp.qpn(),
-            mtu: crate::proto::qp_state::PathMtu::from_raw(a.path_mtu).map_or(1024, |m| m.bytes()),
+            mtu: crate::proto::qp_attr::PathMtu::from_raw(a.path_mtu).map_or(1024, |m| m.bytes()),
             dest_qpn: a.dest_qp_num,
             av: a.av,
             qkey: a.qkey,
@@ -469,26 +472,26 @@ impl RrxeQp {
             return Err(EINVAL);
         }
         if mask.contains(AttrMask::PATH_MTU) {
-            qp_state::check_path_mtu(a.path_mtu, crate::ib::Mtu::Mtu4096.to_raw()).map_err(bad)?;
+            qp_attr::check_path_mtu(a.path_mtu, crate::ib::Mtu::Mtu4096.to_raw()).map_err(bad)?;
         }
         if mask.contains(AttrMask::TIMEOUT) {
-            qp_state::check_timeout(a.timeout).map_err(bad)?;
+            qp_attr::check_timeout(a.timeout).map_err(bad)?;
         }
         if mask.contains(AttrMask::RETRY_CNT) {
-            qp_state::check_retry_cnt(a.retry_cnt).map_err(bad)?;
+            qp_attr::check_retry_cnt(a.retry_cnt).map_err(bad)?;
         }
         if mask.contains(AttrMask::RNR_RETRY) {
-            qp_state::check_rnr_retry(a.rnr_retry).map_err(bad)?;
+            qp_attr::check_rnr_retry(a.rnr_retry).map_err(bad)?;
         }
         if mask.contains(AttrMask::MIN_RNR_TIMER) {
-            qp_state::check_min_rnr_timer(a.min_rnr_timer).map_err(bad)?;
+            qp_attr::check_min_rnr_timer(a.min_rnr_timer).map_err(bad)?;
         }
         if mask.contains(AttrMask::MAX_QP_RD_ATOMIC) {
-            qp_state::rd_atomic_depth(a.max_rd_atomic.into(), limits::MAX_QP_RD_ATOM)
+            qp_attr::rd_atomic_depth(a.max_rd_atomic.into(), limits::MAX_QP_RD_ATOM)
                 .map_err(bad)?;
         }
         if mask.contains(AttrMask::MAX_DEST_RD_ATOMIC) {
-            qp_state::rd_atomic_depth(a.max_dest_rd_atomic.into(), limits::MAX_QP_RD_ATOM)
+            qp_attr::rd_atomic_depth(a.max_dest_rd_atomic.into(), limits::MAX_QP_RD_ATOM)
                 .map_err(bad)?;
         }
         if mask.contains(AttrMask::DEST_QPN) && a.dest_qp_num > 0xff_ffff {

@@ -62,7 +62,7 @@ use crate::{
     bindings,
     kernel_ext::eopnotsupp,
     mm::KernelConsumer,
-    proto::qp_state::AttrMask, //
+    proto::attr_mask::AttrMask, //
 };
 use core::marker::PhantomData;
 use kernel::{

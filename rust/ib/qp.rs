@@ -17,9 +17,9 @@ use super::{
 };
 use crate::{
     bindings,
-    proto::qp_state::{
-        AttrMask,
-        QpType, //
+    proto::{
+        attr_mask::AttrMask,
+        qp_state::QpType, //
     },
 };
 use kernel::prelude::*;

@@ -18,7 +18,7 @@ use super::opcode::Position;
 use super::psn::cmp_psn;
 use super::psn::in_window;
 use super::psn::Psn;
-use super::qp_state::rnr_timer_us;
+use super::qp_attr::rnr_timer_us;
 use super::qp_state::QpType;
 use super::wqe::WrOpcode;
 use core::cmp::Ordering;

@@ -7,25 +7,25 @@
 //! raw `enum ib_qp_attr_mask`, `enum ib_qp_state` and `enum ib_qp_type` numbers of
 //! `include/rdma/ib_verbs.h` rather than the module's constants.
 
-use crate::proto::qp_state::check_min_rnr_timer;
-use crate::proto::qp_state::check_path_mtu;
-use crate::proto::qp_state::check_retry_cnt;
-use crate::proto::qp_state::check_rnr_retry;
+use crate::proto::attr_mask::AttrMask;
+use crate::proto::qp_attr::check_min_rnr_timer;
+use crate::proto::qp_attr::check_path_mtu;
+use crate::proto::qp_attr::check_retry_cnt;
+use crate::proto::qp_attr::check_rnr_retry;
+use crate::proto::qp_attr::check_timeout;
+use crate::proto::qp_attr::effective_path_mtu;
+use crate::proto::qp_attr::local_ack_timeout_ns;
+use crate::proto::qp_attr::path_mtu_ok;
+use crate::proto::qp_attr::rd_atomic_depth;
+use crate::proto::qp_attr::rnr_timer_us;
+use crate::proto::qp_attr::PathMtu;
+use crate::proto::qp_attr::QpAttrError;
 use crate::proto::qp_state::check_sq_drain;
-use crate::proto::qp_state::check_timeout;
 use crate::proto::qp_state::check_transition;
-use crate::proto::qp_state::effective_path_mtu;
 use crate::proto::qp_state::is_valid_transition;
-use crate::proto::qp_state::local_ack_timeout_ns;
 use crate::proto::qp_state::optional;
-use crate::proto::qp_state::path_mtu_ok;
-use crate::proto::qp_state::rd_atomic_depth;
 use crate::proto::qp_state::required;
 use crate::proto::qp_state::resolve_states;
-use crate::proto::qp_state::rnr_timer_us;
-use crate::proto::qp_state::AttrMask;
-use crate::proto::qp_state::PathMtu;
-use crate::proto::qp_state::QpAttrError;
 use crate::proto::qp_state::QpState;
 use crate::proto::qp_state::QpStateError;
 use crate::proto::qp_state::QpType;

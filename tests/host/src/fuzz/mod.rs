@@ -22,6 +22,7 @@
 //! Numbers may be decimal or `0x` hexadecimal, for example
 //! `RRXE_FUZZ_ITERS=2000000 cargo test --release tests_fuzz`.
 
+use crate::proto::attr_mask::AttrMask;
 use crate::proto::cqe::Cqe;
 use crate::proto::cqe::CQE_LEN;
 use crate::proto::hdr::Aeth;
@@ -57,21 +58,20 @@ use crate::proto::packet::parse_headers;
 use crate::proto::packet::ParsedHeaders;
 use crate::proto::packet::TransportHeaders;
 use crate::proto::psn::Psn;
-use crate::proto::qp_state::check_min_rnr_timer;
-use crate::proto::qp_state::check_path_mtu;
-use crate::proto::qp_state::check_retry_cnt;
-use crate::proto::qp_state::check_rnr_retry;
+use crate::proto::qp_attr::check_min_rnr_timer;
+use crate::proto::qp_attr::check_path_mtu;
+use crate::proto::qp_attr::check_retry_cnt;
+use crate::proto::qp_attr::check_rnr_retry;
+use crate::proto::qp_attr::check_timeout;
+use crate::proto::qp_attr::local_ack_timeout_ns;
+use crate::proto::qp_attr::rd_atomic_depth;
+use crate::proto::qp_attr::rnr_timer_us;
 use crate::proto::qp_state::check_sq_drain;
-use crate::proto::qp_state::check_timeout;
 use crate::proto::qp_state::check_transition;
 use crate::proto::qp_state::is_valid_transition;
-use crate::proto::qp_state::local_ack_timeout_ns;
 use crate::proto::qp_state::optional;
-use crate::proto::qp_state::rd_atomic_depth;
 use crate::proto::qp_state::required;
 use crate::proto::qp_state::resolve_states;
-use crate::proto::qp_state::rnr_timer_us;
-use crate::proto::qp_state::AttrMask;
 use crate::proto::qp_state::QpState;
 use crate::proto::qp_state::QpStateError;
 use crate::proto::qp_state::QpType;
