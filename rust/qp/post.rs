@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Posting work: kernel consumers' send and receive work requests, encoded into the same ring
+//! formats user space writes, and the send doorbell of user QPs. None of these sleeps, and none
+//! calls a completion handler inline (flush completions are pushed to the CQ, whose handler
+//! runs from the CQ's own deferred context).
+
+use super::{
+    RrxeQp,
+    MAX_RECV_SLOT, //
+};
+use crate::{
+    cq::RrxeCq,
+    device::RrxeDevice,
+    ib::{
+        Qp,
+        RecvWrChain,
+        SendWr,
+        SendWrChain, //
+    },
+    kernel_ext::eopnotsupp,
+    mm::KernelConsumer,
+    proto::{
+        cqe::{
+            self,
+            WcOpcode, //
+        },
+        qp_state::QpState,
+        wqe::{
+            self,
+            SendFlags,
+            WrDetail,
+            WrOpcode, //
+        },
+        wqe_encode::{
+            self,
+            KernelSend,
+            RegWqe,
+            SendData, //
+        },
+    },
+};
+use kernel::prelude::*;
+
+impl RrxeQp {
+    /// Kernel send work requests. Below RTS they fail (`EINVAL`); in ERR/SQE each completes with
+    /// `IB_WC_WR_FLUSH_ERR` (what `ib_drain_sq` waits for). In RTS/SQD each is written to the
+    /// send ring in the rxe WQE format and the pipeline runs (or is scheduled, if this context
+    /// has interrupts disabled). `ENOMEM` when the send queue is full.
+    pub(crate) fn post_send(
+        qp: &Qp<RrxeDevice>,
+        wrs: &mut SendWrChain<'_, '_, RrxeDevice>,
+    ) -> Result {
+        // Only a kernel QP may name kernel addresses (ib refuses user chains before this).
+        let kernel = qp.kernel.as_ref().ok_or(EINVAL)?;
+        match qp.state() {
+            QpState::Reset | QpState::Init | QpState::Rtr => Err(EINVAL),
+            QpState::Err | QpState::Sqe => {
+                for wr in wrs {
+                    let wr = wr?;
+                    if let Some(cq) = &qp.send_cq {
+                        let cqe = cqe::flush_cqe(wr.wr_id, qp.qpn(), None);
+                        RrxeCq::push(cq, &cqe, qp.handle(), false)?;
+                    }
+                }
+                Ok(())
+            }
+            QpState::Rts | QpState::Sqd => {
+                let mut r = Ok(());
+                for wr in wrs {
+                    r = wr.and_then(|wr| qp.enqueue_kernel_send(kernel, &wr));
+                    if r.is_err() {
+                        break;
+                    }
+                }
+                crate::pipeline::kick_or_defer(qp);
+                r
+            }
+        }
+    }
+
+    /// Encodes one kernel send work request into the send ring.
+    fn enqueue_kernel_send(&self, kernel: &KernelConsumer, wr: &SendWr<'_, RrxeDevice>) -> Result {
+        let mut slot = [0u8; 1024];
+        let mut sq = self.sq.lock();
+        let elem = sq.ring.elem_size().min(slot.len());
+        let slot = &mut slot[..elem];
+        if let Some(reg) = &wr.reg {
+            let r = RegWqe {
+                wr_id: wr.wr_id,
+                flags: wr.send_flags,
+                mr_index: reg.mr.index(),
+                key: reg.key,
+                access: reg.access,
+            };
+            wqe_encode::encode_reg_wqe(slot, &r).map_err(|_| EINVAL)?;
+            return sq.ring.push_local(slot);
+        }
+        let opcode = WrOpcode::from_raw(wr.opcode).ok_or_else(eopnotsupp)?;
+        // The kernel's `ib_send_wr` has no fields for these (no window to bind, no FLUSH
+        // placement, no ATOMIC WRITE operand): refused rather than sent with made-up values.
+        if matches!(
+            opcode,
+            WrOpcode::BindMw | WrOpcode::Flush | WrOpcode::AtomicWrite
+        ) {
+            return Err(eopnotsupp());
+        }
+        let detail = match opcode {
+            WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm | WrOpcode::RdmaRead => {
+                WrDetail::Rdma { rkey: wr.rkey }
+            }
+            WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd => WrDetail::Atomic {
+                compare_add: wr.compare_add,
+                swap: wr.swap,
+                rkey: wr.rkey,
+            },
+            _ => match &wr.ud {
+                Some(u) => WrDetail::Ud {
+                    remote_qpn: u.remote_qpn,
+                    remote_qkey: u.remote_qkey,
+                    pkey_index: u.pkey_index,
+                    ah_num: u.ah.num(),
+                },
+                None => WrDetail::None,
+            },
+        };
+        // Inline data is copied now: the consumer may reuse its buffer once this returns.
+        let mut inline = [0u8; crate::proto::ring::MAX_INLINE_DATA as usize];
+        let data = if wr.send_flags & SendFlags::INLINE != 0 {
+            let mut len = 0usize;
+            for sge in wr.sges.as_slice() {
+                let n = sge.length as usize;
+                let dst = inline.get_mut(len..len + n).ok_or(EINVAL)?;
+                crate::mm::kernel_read(kernel, sge.addr, dst)?;
+                len += n;
+            }
+            SendData::Inline(&inline[..len])
+        } else {
+            SendData::Sges(wr.sges.as_slice())
+        };
+        let s = KernelSend {
+            wr_id: wr.wr_id,
+            opcode,
+            flags: wr.send_flags,
+            ex: wr.ex,
+            remote_addr: wr.remote_addr,
+            detail,
+            data,
+        };
+        wqe_encode::encode_send_wqe(slot, &s, self.cap.max_send_sge, self.cap.max_inline_data)
+            .map_err(|_| EINVAL)?;
+        sq.ring.push_local(slot)
+    }
+
+    /// Kernel receive work requests: written to the receive ring in librxe's WQE format (the
+    /// responder reads both the same way). In ERR each completes with `IB_WC_WR_FLUSH_ERR` at
+    /// once (what `ib_drain_rq` waits for).
+    pub(crate) fn post_recv(qp: &Qp<RrxeDevice>, wrs: &mut RecvWrChain<'_>) -> Result {
+        if qp.kernel.is_none() {
+            // A user QP's receive ring is user space's (ib refuses user chains before this).
+            return Err(EINVAL);
+        }
+        let Some(rq) = &qp.rq else {
+            // Receives of an SRQ-attached QP go to the SRQ.
+            return Err(EINVAL);
+        };
+        let state = qp.state();
+        if state == QpState::Reset {
+            return Err(EINVAL);
+        }
+        for wr in wrs {
+            let wr = wr?;
+            if state == QpState::Err {
+                if let Some(cq) = &qp.recv_cq {
+                    let cqe = cqe::flush_cqe(wr.wr_id, qp.qpn(), Some(WcOpcode::Recv));
+                    RrxeCq::push(cq, &cqe, qp.handle(), false)?;
+                }
+                continue;
+            }
+            let mut slot = [0u8; MAX_RECV_SLOT];
+            wqe::encode_recv_wqe(&mut slot, wr.wr_id, wr.sges.as_slice(), qp.cap.max_recv_sge)
+                .map_err(|_| EINVAL)?;
+            rq.lock().ring.push_local(&slot)?;
+        }
+        Ok(())
+    }
+
+    /// The send doorbell of a user QP. Below RTS it fails (`EINVAL`, as rxe); in ERR/SQE it
+    /// flushes. In RTS/SQD the pipeline runs: every new WQE is copied out of the ring and
+    /// validated; a malformed one completes with an error and moves the QP to ERR.
+    pub(crate) fn doorbell(qp: &Qp<RrxeDevice>) -> Result {
+        match qp.state() {
+            QpState::Reset | QpState::Init | QpState::Rtr => return Err(EINVAL),
+            QpState::Err | QpState::Sqe => {
+                Self::flush_queues(qp);
+                return Ok(());
+            }
+            QpState::Rts | QpState::Sqd => {}
+        }
+        // The requester copies and validates each WQE before use; a bad one completes in
+        // error and moves the QP to ERR.
+        crate::pipeline::kick(qp);
+        Ok(())
+    }
+}
