@@ -1,75 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The rrxe device: the driver data of each RDMA device, bound to one netdev.
+//! The rrxe device: the driver data of each RDMA device, bound to one netdev. The verbs the
+//! RDMA core calls on it are [`verbs`]'s.
+
+mod verbs;
 
 use crate::net::{
     NetDevice,
     NetDeviceRef, //
 };
 use crate::{
-    ah::{
-        AhEntry,
-        RrxeAh, //
-    },
+    ah::AhEntry,
     counters::{
-        self,
         Counter,
         Counters, //
     },
-    cq::RrxeCq,
     ib::{
-        self,
         AddressVector,
-        Caller,
-        Cq,
-        CqAttr,
-        Device,
-        DeviceAttr,
         Mr,
-        MrKeys,
-        Mtu,
-        MwType,
-        NotifyFlags,
         ObjRef,
-        PhysState,
-        PmaCounters,
-        PortAttr,
-        PortState,
-        Prefetch,
-        PrefetchRange,
-        Qp,
-        QpAttr,
-        QpInit,
-        QpQuery,
-        RecvWrChain,
-        ResEntry,
-        SendWrChain,
-        Srq,
-        SrqAttr,
-        SrqMask,
-        StatDesc,
-        Udata,
-        Umem,
-        UmemOdp,
-        Wc, //
+        Qp, //
     },
     index::IndexPool,
     limits,
     mcast::McastTable,
-    mm::KernelConsumer,
-    mr::RrxeMr,
     mw::{
         MwState,
-        MwTable,
-        RrxeMw, //
+        MwTable, //
     },
     pipeline::{
         DropReason,
         Tunnels, //
     },
-    proto::attr_mask::AttrMask,
-    qp::RrxeQp,
-    srq::RrxeSrq,
     table::SparseTable,
 };
 use kernel::{
@@ -83,7 +45,7 @@ use kernel::{
 
 /// The driver data of an rrxe RDMA device (the `rxe_dev` analogue).
 ///
-/// Lifetime: owned by ib_core from registration until `dealloc_driver`, see [`ib::Device`].
+/// Lifetime: owned by ib_core from registration until `dealloc_driver`, see [`crate::ib::Device`].
 pub(crate) struct RrxeDevice {
     /// System image GUID: the EUI-64 of the netdev's MAC at creation, until `modify_device`
     /// sets another.
@@ -321,271 +283,5 @@ impl RrxeDevice {
             self.counters.inc(Counter::LinkDowned);
         }
         changed
-    }
-}
-
-#[vtable]
-impl ib::DeviceOps for RrxeDevice {
-    const NODE_DESC: &'static CStr = c"rrxe";
-
-    fn device_attr(dev: &Device<Self>) -> DeviceAttr {
-        limits::device_attr(dev.guid.load(Relaxed))
-    }
-
-    fn set_sys_image_guid(dev: &Device<Self>, guid: u64) {
-        dev.guid.store(guid, Relaxed);
-    }
-
-    fn port_attr(dev: &Device<Self>, port: u32) -> Result<PortAttr> {
-        if port != 1 {
-            return Err(EINVAL);
-        }
-        // A device whose netdev is gone (being unregistered) reports a disabled port.
-        let (running, phys_state, mtu) = dev
-            .with_netdev(|nd| (nd.is_running(), PhysState::of_netdev(nd), nd.mtu()))
-            .unwrap_or((false, PhysState::Disabled, 0));
-        Ok(PortAttr {
-            state: if running {
-                PortState::Active
-            } else {
-                PortState::Down
-            },
-            phys_state,
-            // VL0 only, as rxe.
-            max_vl_num: 1,
-            max_mtu: Mtu::Mtu4096,
-            active_mtu: limits::active_mtu(mtu),
-            gid_tbl_len: limits::GID_TABLE_LEN,
-            pkey_tbl_len: 1,
-            port_cap_flags: ib::ROCE_PORT_CAP_FLAGS,
-            max_msg_sz: limits::MAX_MSG_SIZE,
-        })
-    }
-
-    fn counter_descs() -> &'static [StatDesc] {
-        &counters::DESCS
-    }
-
-    fn counter(dev: &Device<Self>, index: usize) -> u64 {
-        dev.counters.get(index)
-    }
-
-    fn pma_counters(dev: &Device<Self>) -> PmaCounters {
-        dev.counters.pma()
-    }
-
-    type Cq = RrxeCq;
-
-    fn create_cq(
-        dev: &Device<Self>,
-        attr: &CqAttr,
-        udata: Option<&mut Udata<'_>>,
-    ) -> Result<RrxeCq> {
-        RrxeCq::create(dev, attr, udata)
-    }
-
-    fn cq_capacity(cq: &RrxeCq) -> u32 {
-        cq.capacity()
-    }
-
-    fn resize_cq(cq: &Cq<Self>, cqe: u32, udata: &mut Udata<'_>) -> Result {
-        RrxeCq::resize(cq, cqe, udata)
-    }
-
-    fn req_notify_cq(cq: &Cq<Self>, flags: NotifyFlags) -> bool {
-        RrxeCq::req_notify(cq, flags)
-    }
-
-    fn poll_cq(cq: &Cq<Self>, wc: &mut [Wc]) -> usize {
-        RrxeCq::poll(cq, wc)
-    }
-
-    type Mr = RrxeMr;
-
-    fn reg_user_mr(
-        dev: &Device<Self>,
-        umem: Umem,
-        iova: u64,
-        access: u32,
-    ) -> Result<(RrxeMr, MrKeys)> {
-        RrxeMr::user(dev, umem, iova, access)
-    }
-
-    fn rereg_user_mr(mr: &Mr<Self>, flags: u32, access: u32) -> Result {
-        RrxeMr::rereg(mr, flags, access)
-    }
-
-    fn reg_odp_mr(
-        dev: &Device<Self>,
-        odp: UmemOdp,
-        iova: u64,
-        access: u32,
-    ) -> Result<(RrxeMr, MrKeys)> {
-        RrxeMr::on_demand(dev, odp, iova, access)
-    }
-
-    fn advise_mr(
-        dev: &Device<Self>,
-        pd: usize,
-        advice: Prefetch,
-        ranges: &[PrefetchRange],
-    ) -> Result {
-        for r in ranges {
-            let mr = dev.lookup_mr(r.lkey, pd).ok_or(EINVAL)?;
-            mr.prefetch(r.addr, u64::from(r.length), advice)?;
-        }
-        Ok(())
-    }
-
-    fn alloc_mr(
-        dev: &Device<Self>,
-        max_num_sg: u32,
-        kernel: KernelConsumer,
-    ) -> Result<(RrxeMr, MrKeys)> {
-        RrxeMr::fast_reg(dev, max_num_sg, kernel)
-    }
-
-    fn map_mr_begin(mr: &Mr<Self>) -> Result {
-        RrxeMr::map_begin(mr)
-    }
-
-    fn map_mr_page(mr: &Mr<Self>, addr: u64) -> Result {
-        RrxeMr::map_page(mr, addr)
-    }
-
-    fn get_dma_mr(
-        dev: &Device<Self>,
-        access: u32,
-        kernel: KernelConsumer,
-    ) -> Result<(RrxeMr, MrKeys)> {
-        RrxeMr::dma(dev, access, kernel)
-    }
-
-    fn mr_created(dev: &Device<Self>, mr: &Mr<Self>) {
-        // Without a table entry the MR is never found: its keys fail with access errors.
-        let _ = dev.mr_table.insert(mr.index(), ObjRef::new(mr), GFP_KERNEL);
-    }
-
-    fn mr_destroying(dev: &Device<Self>, mr: &Mr<Self>) -> Result {
-        // Bound windows keep the region (IBA o10-36). A bind racing this check may still
-        // land; its window then names a dead key and every access through it fails.
-        if mr.binds().load(Relaxed) != 0 {
-            return Err(EBUSY);
-        }
-        drop(dev.mr_table.remove(mr.index()));
-        Ok(())
-    }
-
-    fn qp_created(qp: &Qp<Self>) {
-        let _ = qp
-            .device()
-            .qp_table
-            .insert(qp.qpn(), ObjRef::new(qp), GFP_KERNEL);
-    }
-
-    fn qp_destroying(qp: &Qp<Self>) {
-        drop(qp.device().qp_table.remove(qp.qpn()));
-        // Closed, not just cancelled: a pass still running elsewhere cannot re-arm them.
-        qp.pipe().timer.close();
-        qp.pipe().kicker.close();
-        qp.pipe().odp.close();
-    }
-
-    type Qp = RrxeQp;
-
-    fn create_qp(
-        dev: &Device<Self>,
-        init: &mut QpInit<Self>,
-        caller: Caller<'_, '_>,
-    ) -> Result<RrxeQp> {
-        RrxeQp::create(dev, init, caller)
-    }
-
-    fn doorbell(qp: &Qp<Self>) -> Result {
-        RrxeQp::doorbell(qp)
-    }
-
-    fn post_send(qp: &Qp<Self>, wrs: &mut SendWrChain<'_, '_, Self>) -> Result {
-        RrxeQp::post_send(qp, wrs)
-    }
-
-    fn post_recv(qp: &Qp<Self>, wrs: &mut RecvWrChain<'_>) -> Result {
-        RrxeQp::post_recv(qp, wrs)
-    }
-
-    fn qp_num(qp: &RrxeQp) -> u32 {
-        qp.qpn()
-    }
-
-    fn modify_qp(qp: &Qp<Self>, attr: &QpAttr, mask: AttrMask) -> Result {
-        RrxeQp::modify(qp, attr, mask)
-    }
-
-    fn query_qp(qp: &Qp<Self>) -> QpQuery {
-        RrxeQp::query(qp)
-    }
-
-    fn fill_res_qp(qp: &Qp<Self>, entry: &mut ResEntry) -> Result {
-        crate::pipeline::report(qp, entry)
-    }
-
-    fn attach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result {
-        if !qp.is_ud() {
-            return Err(EINVAL);
-        }
-        qp.device().mcast.attach(&gid, qp.qpn())
-    }
-
-    fn detach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result {
-        qp.device().mcast.detach(&gid, qp.qpn())
-    }
-
-    type Ah = RrxeAh;
-
-    fn create_ah(
-        dev: &Device<Self>,
-        av: &AddressVector,
-        pd: usize,
-        udata: Option<&mut Udata<'_>>,
-        may_sleep: bool,
-    ) -> Result<RrxeAh> {
-        RrxeAh::create(dev, av, pd, udata, may_sleep)
-    }
-
-    fn ah_av(ah: &RrxeAh) -> AddressVector {
-        ah.av()
-    }
-
-    type Srq = RrxeSrq;
-
-    fn create_srq(
-        dev: &Device<Self>,
-        attr: &mut SrqAttr,
-        udata: Option<&mut Udata<'_>>,
-    ) -> Result<RrxeSrq> {
-        RrxeSrq::create(dev, attr, udata)
-    }
-
-    fn modify_srq(
-        srq: &Srq<Self>,
-        attr: &SrqAttr,
-        mask: SrqMask,
-        udata: Option<&mut Udata<'_>>,
-    ) -> Result {
-        RrxeSrq::modify(srq, attr, mask, udata)
-    }
-
-    fn query_srq(srq: &Srq<Self>) -> SrqAttr {
-        RrxeSrq::query(srq)
-    }
-
-    fn post_srq_recv(srq: &Srq<Self>, wrs: &mut RecvWrChain<'_>) -> Result {
-        RrxeSrq::post_recv(srq, wrs)
-    }
-
-    type Mw = RrxeMw;
-
-    fn alloc_mw(dev: &Device<Self>, mw_type: MwType, pd: usize) -> Result<(RrxeMw, u32)> {
-        RrxeMw::alloc(dev, mw_type, pd)
     }
 }
