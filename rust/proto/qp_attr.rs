@@ -34,40 +34,33 @@ pub(crate) const MAX_RNR_RETRY: u8 = 7;
 /// The largest minimum RNR NAK timer code; the field has five bits.
 pub(crate) const MAX_MIN_RNR_TIMER: u8 = 31;
 
+/// Returns `value` when it is at most `max`, `err` otherwise.
+const fn at_most(value: u8, max: u8, err: QpAttrError) -> Result<u8, QpAttrError> {
+    if value > max {
+        Err(err)
+    } else {
+        Ok(value)
+    }
+}
+
 /// Checks a local ACK timeout exponent (also used for the alternate path's timeout).
 pub(crate) const fn check_timeout(timeout: u8) -> Result<u8, QpAttrError> {
-    if timeout > MAX_TIMEOUT {
-        Err(QpAttrError::Timeout)
-    } else {
-        Ok(timeout)
-    }
+    at_most(timeout, MAX_TIMEOUT, QpAttrError::Timeout)
 }
 
 /// Checks a transport retry count.
 pub(crate) const fn check_retry_cnt(retry_cnt: u8) -> Result<u8, QpAttrError> {
-    if retry_cnt > MAX_RETRY_CNT {
-        Err(QpAttrError::RetryCount)
-    } else {
-        Ok(retry_cnt)
-    }
+    at_most(retry_cnt, MAX_RETRY_CNT, QpAttrError::RetryCount)
 }
 
 /// Checks an RNR retry count.
 pub(crate) const fn check_rnr_retry(rnr_retry: u8) -> Result<u8, QpAttrError> {
-    if rnr_retry > MAX_RNR_RETRY {
-        Err(QpAttrError::RnrRetry)
-    } else {
-        Ok(rnr_retry)
-    }
+    at_most(rnr_retry, MAX_RNR_RETRY, QpAttrError::RnrRetry)
 }
 
 /// Checks a minimum RNR NAK timer code.
 pub(crate) const fn check_min_rnr_timer(code: u8) -> Result<u8, QpAttrError> {
-    if code > MAX_MIN_RNR_TIMER {
-        Err(QpAttrError::MinRnrTimer)
-    } else {
-        Ok(code)
-    }
+    at_most(code, MAX_MIN_RNR_TIMER, QpAttrError::MinRnrTimer)
 }
 
 /// Returns the local ACK timeout in nanoseconds for a timeout exponent, or `None` for zero, which
