@@ -58,7 +58,10 @@ pub(crate) use link::{
     LinkOps,
     LinkRegistration, //
 };
-pub(crate) use live::ObjRef;
+pub(crate) use live::{
+    Counted,
+    ObjRef, //
+};
 pub(crate) use mad::PmaCounters;
 pub(crate) use mmap::MmapHandle;
 pub(crate) use mr::{

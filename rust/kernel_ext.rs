@@ -17,7 +17,10 @@ pub(crate) use errno::{
     ehostunreach,
     eopnotsupp, //
 };
-pub(crate) use irq::irqs_disabled;
+pub(crate) use irq::{
+    irqs_disabled,
+    BhDisabled, //
+};
 pub(crate) use link_lock::LinkLock;
 pub(crate) use module_watch::{
     module_loaded,

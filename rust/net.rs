@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Networking abstractions: network devices and their event notifier, socket buffers, IPv4
-//! routes and output, and UDP tunnel sockets shared per network namespace.
+//! routes and output, UDP tunnel sockets shared per network namespace, and the sockets that
+//! own what a QP transmits.
 //!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h),
@@ -13,6 +14,7 @@ mod netns_tunnels;
 mod notifier;
 mod route;
 mod skb;
+mod tx_socket;
 mod udp_tunnel;
 
 pub(crate) use netdev::{
@@ -36,6 +38,10 @@ pub(crate) use skb::{
     SkBuff,
     SkbQueue,
     SkbTrain, //
+};
+pub(crate) use tx_socket::{
+    TxOwner,
+    TxSocket, //
 };
 pub(crate) use udp_tunnel::{
     UdpReceiver,

@@ -468,6 +468,56 @@ bool rrxe_helper_irqs_disabled(void)
 	return irqs_disabled();
 }
 
+void rrxe_helper_local_bh_disable(void)
+{
+	local_bh_disable();
+}
+
+void rrxe_helper_local_bh_enable(void)
+{
+	local_bh_enable();
+}
+
+unsigned int rrxe_helper_smp_processor_id(void)
+{
+	return smp_processor_id();
+}
+
+struct sock *rrxe_helper_socket_sk(struct socket *sock)
+{
+	return sock->sk;
+}
+
+void rrxe_helper_sk_set_user_data(struct sock *sk, void *data)
+{
+	rcu_assign_sk_user_data(sk, data);
+}
+
+void *rrxe_helper_sk_user_data(struct sock *sk)
+{
+	/* Set before the first buffer the socket owns and never changed: no RCU needed. */
+	return rcu_dereference_protected(sk->sk_user_data, 1);
+}
+
+void rrxe_helper_skb_set_owner(struct sk_buff *skb, struct sock *sk,
+			       void (*destructor)(struct sk_buff *))
+{
+	skb_orphan(skb);
+	sock_hold(sk);
+	skb->sk = sk;
+	skb->destructor = destructor;
+}
+
+struct sock *rrxe_helper_skb_sk(const struct sk_buff *skb)
+{
+	return skb->sk;
+}
+
+void rrxe_helper_sock_put(struct sock *sk)
+{
+	sock_put(sk);
+}
+
 struct dst_entry *rrxe_helper_route6(struct net_device *ndev, const u8 *saddr, const u8 *daddr)
 {
 	struct flowi6 fl6 = { .flowi6_oif = ndev->ifindex, .flowi6_proto = IPPROTO_UDP };

@@ -122,6 +122,21 @@ unsigned long rrxe_helper_umem_offset(struct ib_umem *umem);
 int rrxe_helper_skb_pull(struct sk_buff *skb, unsigned int len);
 
 bool rrxe_helper_irqs_disabled(void);
+/* softirqs off on this CPU (and with them, preemption) */
+void rrxe_helper_local_bh_disable(void);
+void rrxe_helper_local_bh_enable(void);
+unsigned int rrxe_helper_smp_processor_id(void);
+
+/* sockets that own transmitted buffers (skb->sk, skb->destructor) */
+struct sock;
+struct socket;
+struct sock *rrxe_helper_socket_sk(struct socket *sock);
+void rrxe_helper_sk_set_user_data(struct sock *sk, void *data);
+void *rrxe_helper_sk_user_data(struct sock *sk);
+void rrxe_helper_skb_set_owner(struct sk_buff *skb, struct sock *sk,
+			       void (*destructor)(struct sk_buff *));
+struct sock *rrxe_helper_skb_sk(const struct sk_buff *skb);
+void rrxe_helper_sock_put(struct sock *sk);
 
 /* tracepoints (rrxe_trace.h) */
 void rrxe_helper_trace_drop(const char *dev, u32 qpn, u32 psn, u8 opcode, const char *reason);

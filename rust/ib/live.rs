@@ -82,6 +82,27 @@ impl<O: Counted> ObjRef<O> {
             obj: NonNull::from(obj),
         }
     }
+
+    /// Gives the reference up as a pointer (still counted), for C code to hold: a buffer the
+    /// object sent, whose release hands it back with [`Self::from_raw`].
+    pub(crate) fn into_raw(self) -> *const O {
+        let p = self.obj.as_ptr().cast_const();
+        core::mem::forget(self);
+        p
+    }
+
+    /// Takes back a reference given up with [`Self::into_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `p` comes from [`Self::into_raw`] and is taken back once.
+    pub(crate) unsafe fn from_raw(p: *const O) -> Self {
+        // INVARIANT: `into_raw` kept the count that made the object valid.
+        Self {
+            // SAFETY: `p` came from a `NonNull` (the caller's guarantee).
+            obj: unsafe { NonNull::new_unchecked(p.cast_mut()) },
+        }
+    }
 }
 
 impl<O: Counted> Clone for ObjRef<O> {
