@@ -42,6 +42,9 @@ pub(crate) enum Counter {
     OdpFaults = FIRST_DROP as isize + DROPS as isize,
     /// A page fault of an on-demand-paging MR that failed (the access then fails).
     OdpFaultErrors = FIRST_DROP as isize + DROPS as isize + 1,
+    /// A QP's run waited for its packets in the network stack: sent from another CPU and not
+    /// yet received there, or too many in flight (`pipeline/flow.rs`).
+    TxFlowWait = FIRST_DROP as isize + DROPS as isize + 2,
 }
 
 /// The first of the drop counters (rrxe's own, after rxe's 17), in [`DropReason`] order.
@@ -75,7 +78,7 @@ pub(crate) fn drop_index(r: DropReason) -> usize {
 const DROPS: usize = 17;
 
 /// Number of counters.
-pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 2;
+pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 3;
 
 /// The names, in index order (rxe's `rxe_counter_descs`).
 pub(crate) static DESCS: [StatDesc; COUNT] = [
@@ -115,6 +118,7 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"drop_address_mismatch"),
     StatDesc::new(c"odp_faults"),
     StatDesc::new(c"odp_fault_errors"),
+    StatDesc::new(c"tx_flow_wait"),
 ];
 
 /// A device's counter values.

@@ -18,6 +18,7 @@
 mod completer;
 mod crc;
 mod direct;
+mod flow;
 mod gate;
 mod mem;
 mod odp;
@@ -42,8 +43,15 @@ use crate::{
         TimerTarget,
         WorkTarget, //
     },
-    kernel_ext::trace_drop,
-    net::SkBuff,
+    kernel_ext::{
+        trace_drop,
+        BhDisabled, //
+    },
+    net::{
+        SkBuff,
+        TxOwner,
+        TxSocket, //
+    },
     proto::{
         hdr::Bth,
         packet,
@@ -171,7 +179,7 @@ impl Outbox {
 
     fn send_all(&mut self, qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
         self.sent = self.sent.saturating_add(self.items.len() as u32);
-        xmit::send_batch(qp.device(), &mut self.items, kicks);
+        xmit::send_batch(qp, &mut self.items, kicks);
     }
 }
 
@@ -268,18 +276,27 @@ pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
 /// One run of the QP's work. A run that uses up [`PASSES_PER_RUN`] or [`PACKETS_PER_RUN`] (or
 /// cannot get its batch buffer) arms the deferred kick and stops, so a long READ response or send continues
 /// instead of stalling until the next event, and no flood of requests keeps one context
-/// looping.
+/// looping. The run stays on one CPU with softirqs disabled (the packets it queues on this
+/// CPU's backlog are received when it ends), and does nothing while its packets sent from
+/// another CPU are still in the stack ([`flow`]).
 fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
+    let bh = BhDisabled::new();
     let gate = &qp.pipe().gate;
     if !gate.enter() {
         return;
     }
+    let cpu = bh.cpu();
     // One batch buffer for all passes of this run (emptied by each pass).
     let mut out = Outbox::new().ok();
     let mut passes = 0u32;
     loop {
         let mut spent = out.is_none();
-        if let Some(out) = out.as_mut() {
+        if !qp.pipe().flow.may_send_on(cpu) {
+            // The release that lifts the wait runs the QP again.
+            qp.device().count(Counter::TxFlowWait);
+            passes += 1;
+            spent = passes >= PASSES_PER_RUN;
+        } else if let Some(out) = out.as_mut() {
             while passes < PASSES_PER_RUN && out.sent < PACKETS_PER_RUN {
                 passes += 1;
                 if !pass(qp, out, kicks) {
@@ -428,6 +445,18 @@ impl TimerTarget for Qp<RrxeDevice> {
             this.pipe().send.lock().timer_fired = true;
         }
         kick(&this);
+    }
+}
+
+impl TxOwner for Qp<RrxeDevice> {
+    fn tx_socket(&self) -> &TxSocket<Self> {
+        &self.pipe().socket
+    }
+
+    fn tx_released(this: &ObjRef<Self>) {
+        if this.pipe().flow.released() {
+            this.pipe().kicker.queue(this);
+        }
     }
 }
 

@@ -19,7 +19,10 @@ use crate::{
         RefTimer,
         RefWork, //
     },
-    net::SkbQueue,
+    net::{
+        SkbQueue,
+        TxSocket, //
+    },
     proto::{
         cqe::WcStatus,
         opcode::Opcode,
@@ -321,6 +324,10 @@ pub(crate) struct QpPipe {
     pub(crate) kicker: Pin<KBox<RefWork<Qp<RrxeDevice>>>>,
     /// Waiting for page faults of on-demand-paging MRs.
     pub(crate) odp: super::odp::OdpWait,
+    /// The packets in the network stack and where they were sent from.
+    pub(crate) flow: super::flow::TxFlow,
+    /// Owns the packets the QP sends to the stack.
+    pub(crate) socket: TxSocket<Qp<RrxeDevice>>,
 }
 
 fn zeroed(n: usize) -> Result<KVec<u8>> {
@@ -402,6 +409,8 @@ impl QpPipe {
             timer: KBox::pin_init(RefTimer::new(super::TIMER_RETRANSMIT), GFP_KERNEL_ACCOUNT)?,
             kicker: KBox::pin_init(RefWork::new(), GFP_KERNEL_ACCOUNT)?,
             odp: super::odp::OdpWait::new()?,
+            flow: super::flow::TxFlow::new(),
+            socket: TxSocket::new()?,
         })
     }
 }

@@ -16,13 +16,15 @@ use crate::{
     ib::{
         AddressVector,
         Device,
-        NetworkType, //
+        NetworkType,
+        Qp, //
     },
     net::{
         Route4,
         Route6,
         SkBuff,
-        SkbTrain, //
+        SkbTrain,
+        TxSocket, //
     },
     proto::{
         gso,
@@ -69,9 +71,10 @@ pub(crate) fn is_local(dev: &Device<RrxeDevice>, av: &AddressVector) -> bool {
     dev.netdev().mac() == av.dmac
 }
 
-/// Sends one packet. Not with interrupts disabled (the IP output path enables BHs). A QP of
-/// this device that receives it is listed in `kicks`, not run here.
-pub(crate) fn send(dev: &Device<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
+/// Sends one packet of `qp`. Not with interrupts disabled (the IP output path enables BHs). A
+/// QP of this device that receives it is listed in `kicks`, not run here.
+fn send(qp: &Qp<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
+    let dev = qp.device();
     let TxItem {
         mut skb,
         av,
@@ -89,17 +92,29 @@ pub(crate) fn send(dev: &Device<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
         }
     }
     let r = match av.network {
-        NetworkType::Ipv4 => send_ipv4(dev, &mut skb, &av, src_port).and_then(|rt| rt.output(skb)),
-        NetworkType::Ipv6 => send_ipv6(dev, &mut skb, &av, src_port).and_then(|rt| rt.output(skb)),
+        NetworkType::Ipv4 => {
+            send_ipv4(dev, &mut skb, &av, src_port).and_then(|rt| rt.output(charge(qp, skb)))
+        }
+        NetworkType::Ipv6 => {
+            send_ipv6(dev, &mut skb, &av, src_port).and_then(|rt| rt.output(charge(qp, skb)))
+        }
     };
     if r.is_err() {
         dev.count_send_err();
     }
 }
 
-/// Sends a batch of packets in order: runs of packets to one IPv4 peer as trains (one UDP GSO
-/// buffer each, [`gso`]), the others one by one.
-pub(crate) fn send_batch(dev: &Device<RrxeDevice>, items: &mut KVec<TxItem>, kicks: &mut Kicks) {
+/// Marks a packet ready for the stack as `qp`'s: counted in its flow until released.
+fn charge(qp: &Qp<RrxeDevice>, mut skb: SkBuff) -> SkBuff {
+    qp.pipe().flow.sent();
+    TxSocket::charge(qp, &mut skb);
+    skb
+}
+
+/// Sends a batch of `qp`'s packets in order: runs of packets to one IPv4 peer as trains (one
+/// UDP GSO buffer each, [`gso`]), the others one by one.
+pub(crate) fn send_batch(qp: &Qp<RrxeDevice>, items: &mut KVec<TxItem>, kicks: &mut Kicks) {
+    let dev = qp.device();
     // Plan first (packet counts and bytes of each train, in order), then move the packets out.
     let mut plan = [(0usize, 0usize); OUTBOX];
     let (mut nplan, mut i) = (0, 0);
@@ -116,12 +131,12 @@ pub(crate) fn send_batch(dev: &Device<RrxeDevice>, items: &mut KVec<TxItem>, kic
     for &(n, total) in &plan[..nplan] {
         if n < 2 {
             if let Some(item) = packets.next() {
-                send(dev, item, kicks);
+                send(qp, item, kicks);
             }
             continue;
         }
         let mut train = packets.by_ref().take(n);
-        if send_train(dev, &mut train, n, total).is_err() {
+        if send_train(qp, &mut train, n, total).is_err() {
             dev.count_send_err();
         }
         // What a failed train left is dropped (RC retransmits it), never sent out of order.
@@ -129,7 +144,7 @@ pub(crate) fn send_batch(dev: &Device<RrxeDevice>, items: &mut KVec<TxItem>, kic
     }
     // Packets past the plan (none: the batch holds at most `OUTBOX`) are sent alone.
     for item in packets {
-        send(dev, item, kicks);
+        send(qp, item, kicks);
     }
 }
 
@@ -166,11 +181,12 @@ fn train_at(dev: &Device<RrxeDevice>, items: &[TxItem]) -> (usize, usize) {
 /// ICRC over them, exactly as it would be sent alone; the first one's UDP header then covers
 /// the whole train until the stack cuts it.
 fn send_train(
-    dev: &Device<RrxeDevice>,
+    qp: &Qp<RrxeDevice>,
     packets: &mut impl Iterator<Item = TxItem>,
     n: usize,
     total: usize,
 ) -> Result {
+    let dev = qp.device();
     let first = packets.next().ok_or(EINVAL)?;
     dev.count_sent_pkt();
     let (av, src_port) = (first.av, first.src_port);
@@ -198,7 +214,7 @@ fn send_train(
         write_icrc(&mut skb, 20)?;
         train.push(skb)?;
     }
-    rt.output(train.finish(gso_size)?)
+    rt.output(charge(qp, train.finish(gso_size)?))
 }
 
 /// Pushes the UDP header (checksum 0, as RoCEv2 senders do).

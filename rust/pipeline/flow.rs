@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A QP's transmit flow: the packets it handed to the network stack and not yet released, the
+//! CPU it sent them from, and when it may send again.
+//!
+//! Two rules keep a QP's packets in order and bounded:
+//!
+//! - **One CPU at a time.** A veth (and the loopback netdev) queues a packet on the backlog of
+//!   the CPU that sends it, and each CPU drains its own; a NIC with several queues picks one by
+//!   the sending CPU. A QP whose runs move between CPUs would let its later packets overtake
+//!   earlier ones still queued on the first CPU, and each overtaking costs the receiver a
+//!   sequence NAK and the sender a go-back-N of everything in flight. So a QP sends from
+//!   another CPU only once none of its packets is left in the stack.
+//! - **A bounded number in flight** ([`MAX_IN_FLIGHT`], as C rxe does): a QP that fills the
+//!   device's queue faster than the wire drains it waits instead of having its packets dropped
+//!   by the queueing discipline and sent again.
+//!
+//! A run that may not send does nothing and records that it waits; the release of the buffer
+//! that lifts the block runs the QP again (its deferred kick, on the releasing CPU).
+
+use kernel::sync::atomic::{
+    Acquire,
+    Atomic,
+    Full,
+    Relaxed, //
+};
+
+/// Buffers (packets, or trains of them) a QP may have in the stack before it waits.
+pub(crate) const MAX_IN_FLIGHT: u32 = 64;
+
+/// A waiting QP runs again when its buffers in flight are down to this many.
+const RESUME_AT: u32 = 16;
+
+/// The transmit state of one QP.
+pub(crate) struct TxFlow {
+    /// Buffers sent and not yet released.
+    in_flight: Atomic<u32>,
+    /// The CPU the QP last sent from.
+    cpu: Atomic<u32>,
+    /// A run found it may not send and waits for a release.
+    waiting: Atomic<bool>,
+}
+
+impl TxFlow {
+    /// Nothing in flight.
+    pub(crate) const fn new() -> Self {
+        Self {
+            in_flight: Atomic::new(0),
+            cpu: Atomic::new(0),
+            waiting: Atomic::new(false),
+        }
+    }
+
+    /// Whether a QP with `n` buffers in flight, last sent from `last`, may send from `cpu`.
+    fn may_send(n: u32, last: u32, cpu: u32) -> bool {
+        n == 0 || (cpu == last && n < MAX_IN_FLIGHT)
+    }
+
+    /// Whether the QP's run on `cpu` (which stays there: softirqs are disabled) may send. If
+    /// not, the QP waits: a later release runs it again. The one who runs the QP calls this.
+    pub(crate) fn may_send_on(&self, cpu: u32) -> bool {
+        let last = self.cpu.load(Relaxed);
+        if Self::may_send(self.in_flight.load(Acquire), last, cpu) {
+            self.cpu.store(cpu, Relaxed);
+            return true;
+        }
+        // Announce the wait, then look again: a release between the two either sees the
+        // announcement (and runs the QP) or is seen here.
+        self.waiting.xchg(true, Full);
+        if Self::may_send(self.in_flight.load(Acquire), last, cpu) {
+            self.waiting.store(false, Relaxed);
+            self.cpu.store(cpu, Relaxed);
+            return true;
+        }
+        false
+    }
+
+    /// A buffer is handed to the stack.
+    pub(crate) fn sent(&self) {
+        self.in_flight.fetch_add(1, Relaxed);
+    }
+
+    /// A buffer was released: `true` when the QP waited and may send now (the caller runs it).
+    pub(crate) fn released(&self) -> bool {
+        let left = self.in_flight.fetch_sub(1, Full).saturating_sub(1);
+        left <= RESUME_AT && self.waiting.load(Relaxed) && self.waiting.xchg(false, Full)
+    }
+
+    /// Buffers in flight, for reports.
+    pub(crate) fn in_flight(&self) -> u32 {
+        self.in_flight.load(Relaxed)
+    }
+
+    /// Whether a run waits for a release, for reports.
+    pub(crate) fn is_waiting(&self) -> bool {
+        self.waiting.load(Relaxed)
+    }
+}
