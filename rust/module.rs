@@ -77,6 +77,16 @@ pub(crate) fn rxe_link() -> bool {
     *crate::module_parameters::rxe_link.value() != 0
 }
 
+/// Whether a QP's runs follow the transmit flow rules (bit 0 of module parameter `tx_flow`).
+pub(crate) fn tx_flow_rules() -> bool {
+    *crate::module_parameters::tx_flow.value() & 1 != 0
+}
+
+/// Whether a QP's run keeps softirqs disabled (bit 1 of module parameter `tx_flow`).
+pub(crate) fn tx_flow_bh_off() -> bool {
+    *crate::module_parameters::tx_flow.value() & 2 != 0
+}
+
 /// Whether runs of packets leave as UDP GSO trains (module parameter `gso`).
 pub(crate) fn gso() -> bool {
     *crate::module_parameters::gso.value() != 0

@@ -280,18 +280,19 @@ pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
 /// CPU's backlog are received when it ends), and does nothing while its packets sent from
 /// another CPU are still in the stack ([`flow`]).
 fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
-    let bh = BhDisabled::new();
+    let bh = crate::module::tx_flow_bh_off().then(BhDisabled::new);
     let gate = &qp.pipe().gate;
     if !gate.enter() {
         return;
     }
-    let cpu = bh.cpu();
+    let rules = crate::module::tx_flow_rules();
+    let cpu = bh.as_ref().map_or(0, |b| b.cpu());
     // One batch buffer for all passes of this run (emptied by each pass).
     let mut out = Outbox::new().ok();
     let mut passes = 0u32;
     loop {
         let mut spent = out.is_none();
-        if !qp.pipe().flow.may_send_on(cpu) {
+        if rules && !qp.pipe().flow.may_send_on(cpu) {
             // The release that lifts the wait runs the QP again.
             qp.device().count(Counter::TxFlowWait);
             passes += 1;

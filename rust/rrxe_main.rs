@@ -80,5 +80,9 @@ module! {
             default: 1,
             description: "1: send runs of packets to one IPv4 peer as UDP GSO trains (chained buffers, no copy); 0: one packet at a time",
         },
+        tx_flow: u8 {
+            default: 3,
+            description: "bit 0: a QP sends from another CPU only when none of its packets is left in the stack, at most 64 in flight; bit 1: a QP's run keeps softirqs disabled (for measurements)",
+        },
     },
 }

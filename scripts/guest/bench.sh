@@ -60,9 +60,10 @@
 set -euo pipefail
 
 csv='' logs='' tmo=60 runs=5 bw_iters=1000 rate_iters=8000 lat_iters=2000 iperf_secs=3 nvme_secs=3
-families="loop veth1500 veth9000" rows_re=.
+families="loop veth1500 veth9000" rows_re=. baseline=""
 usage="usage: $0 --csv FILE --logs DIR [--runs N] [--timeout S] [--bw-iters N] [--rate-iters N] \
-[--lat-iters N] [--iperf-secs S] [--nvme-secs S] [--families LIST] [--rows REGEX]"
+[--lat-iters N] [--iperf-secs S] [--nvme-secs S] [--families LIST] [--rows REGEX] \
+[--baseline 'RRXE_MODULE_PARAMETERS']"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--csv) csv=$2; shift 2 ;;
@@ -76,6 +77,7 @@ while [ $# -gt 0 ]; do
 	--nvme-secs) nvme_secs=$2; shift 2 ;;
 	--families) families=$2; shift 2 ;;
 	--rows) rows_re=$2; shift 2 ;;
+	--baseline) baseline=$2; shift 2 ;;
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
@@ -210,7 +212,16 @@ fam_leave() {
 
 # The driver on this guest and, for the wire, on guest a (through its agent).
 drv_load() {
-	bounded modprobe "$1" || return 1
+	if [ -n "${MODKO:-}" ]; then
+		# insmod loads no dependencies: those of the installed rrxe first
+		# shellcheck disable=SC2046 # a list of module names
+		bounded modprobe -a $(modinfo -F depends "$1" | tr , ' ') || return 1
+		# shellcheck disable=SC2086 # the parameters are words
+		bounded insmod "$MODKO" ${MODARGS:-} || return 1
+		return 0
+	fi
+	# shellcheck disable=SC2086 # the parameters are words
+	bounded modprobe "$1" ${MODARGS:-} || return 1
 	[ "$WIRE" != up ] || [ "${FAMILIES[0]}" != wire ] || remote timeout -k 5 "$tmo" modprobe "$1"
 }
 drv_unload() {
@@ -305,7 +316,17 @@ for m in rdma_rxe rrxe; do
 		remote_sh "[ ! -d /sys/module/$m ] || modprobe -r $m" || true
 	fi
 done
-phase rxe rdma_rxe rxe
+if [ -n "${baseline:-}" ]; then
+	# An A/B of one change: the "rxe" rows are rrxe loaded with these parameters, or from
+	# this module file (its first word, if it ends in .ko) with the rest as parameters.
+	say "baseline: the rxe column is rrxe with '$baseline'"
+	read -r MODKO MODARGS <<<"$baseline"
+	if [[ $MODKO != *.ko ]]; then MODARGS="$baseline" MODKO=''; fi
+	phase rxe rrxe rrxe
+	MODARGS='' MODKO=''
+else
+	phase rxe rdma_rxe rxe
+fi
 if drv_loaded rdma_rxe; then
 	# Never both drivers in one kernel: without the rxe unload there is no rrxe phase (its
 	# rows stay "fail").
