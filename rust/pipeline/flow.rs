@@ -96,3 +96,50 @@ impl TxFlow {
         self.waiting.load(Relaxed)
     }
 }
+
+#[kernel::prelude::kunit_tests(rrxe_pipeline_flow)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_cpu_waits_until_nothing_is_in_flight() {
+        let f = TxFlow::new();
+        assert!(f.may_send_on(1));
+        f.sent();
+        f.sent();
+        // The same CPU goes on; another waits. Each release at or below the resume mark runs
+        // the QP again; it goes once nothing is left.
+        assert!(f.may_send_on(1));
+        assert!(!f.may_send_on(0));
+        assert!(f.is_waiting());
+        assert!(f.released());
+        assert!(!f.may_send_on(0));
+        assert!(f.released());
+        assert_eq!(f.in_flight(), 0);
+        assert!(f.may_send_on(0));
+        assert!(!f.is_waiting());
+    }
+
+    #[test]
+    fn a_full_flow_waits_until_it_drained_to_the_resume_mark() {
+        let f = TxFlow::new();
+        for _ in 0..MAX_IN_FLIGHT {
+            f.sent();
+        }
+        assert!(!f.may_send_on(0));
+        // Releases above the mark do not run the QP; the one reaching it does, once.
+        for _ in RESUME_AT + 1..MAX_IN_FLIGHT {
+            assert!(!f.released());
+        }
+        assert!(f.released());
+        assert!(!f.released());
+        assert!(f.may_send_on(0));
+    }
+
+    #[test]
+    fn a_release_without_a_waiter_runs_nothing() {
+        let f = TxFlow::new();
+        f.sent();
+        assert!(!f.released());
+    }
+}
