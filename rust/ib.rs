@@ -107,6 +107,7 @@ pub(crate) use udata::{
 pub(crate) use work::{
     RefWork,
     Sleeping,
+    WorkKind,
     WorkTarget, //
 };
 pub(crate) use wr::{

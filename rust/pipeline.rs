@@ -41,6 +41,7 @@ use crate::{
         ObjRef,
         Qp,
         TimerTarget,
+        WorkKind,
         WorkTarget, //
     },
     kernel_ext::{
@@ -455,8 +456,25 @@ impl TxOwner for Qp<RrxeDevice> {
     }
 
     fn tx_released(this: &ObjRef<Self>) {
-        if this.pipe().flow.released() {
-            this.pipe().kicker.queue(this);
+        match this.pipe().flow.released() {
+            flow::Release::Counted => (),
+            flow::Release::Resume => this.pipe().kicker.queue(this),
+            flow::Release::Last => this.pipe().drain.queue(this),
+        }
+    }
+}
+
+/// The BH work that uncounts a QP's last released packet ([`flow`]).
+pub(crate) struct FlowDrain;
+
+impl WorkKind for FlowDrain {
+    const SLEEPS: bool = false;
+}
+
+impl WorkTarget<FlowDrain> for Qp<RrxeDevice> {
+    fn work_run(this: ObjRef<Self>) {
+        if this.pipe().flow.drained() {
+            this.pipe().kicker.queue(&this);
         }
     }
 }

@@ -221,6 +221,7 @@ impl ib::DeviceOps for RrxeDevice {
         // Closed, not just cancelled: a pass still running elsewhere cannot re-arm them.
         qp.pipe().timer.close();
         qp.pipe().kicker.close();
+        qp.pipe().drain.close();
         qp.pipe().odp.close();
     }
 

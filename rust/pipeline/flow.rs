@@ -17,6 +17,12 @@
 //!
 //! A run that may not send does nothing and records that it waits; the release of the buffer
 //! that lifts the block runs the QP again (its deferred kick, on the releasing CPU).
+//!
+//! A buffer is released before it has arrived: on a veth, `ip_rcv` orphans it and only later
+//! in the same softirq does the receiver queue it for its QP. So the release that would empty
+//! the flow does not count at once: it leaves the buffer counted and asks for [`TxFlow::drained`]
+//! from BH work on the releasing CPU, which runs after that CPU's receive softirq; until then a
+//! run on another CPU waits.
 
 use kernel::sync::atomic::{
     Acquire,
@@ -30,6 +36,17 @@ pub(crate) const MAX_IN_FLIGHT: u32 = 64;
 
 /// A waiting QP runs again when its buffers in flight are down to this many.
 const RESUME_AT: u32 = 16;
+
+/// What a release asks of its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Release {
+    /// Nothing.
+    Counted,
+    /// Run the QP: it waited and may send now.
+    Resume,
+    /// The flow's last buffer: call [`TxFlow::drained`] from BH work on this CPU.
+    Last,
+}
 
 /// The transmit state of one QP.
 pub(crate) struct TxFlow {
@@ -80,9 +97,35 @@ impl TxFlow {
         self.in_flight.fetch_add(1, Relaxed);
     }
 
-    /// A buffer was released: `true` when the QP waited and may send now (the caller runs it).
-    pub(crate) fn released(&self) -> bool {
+    /// A buffer was released. Any context.
+    pub(crate) fn released(&self) -> Release {
+        let mut n = self.in_flight.load(Relaxed);
+        let left = loop {
+            if n <= 1 {
+                // The last one: it stays counted until `drained`.
+                return Release::Last;
+            }
+            match self.in_flight.cmpxchg(n, n - 1, Full) {
+                Ok(_) => break n - 1,
+                Err(now) => n = now,
+            }
+        };
+        if self.resume(left) {
+            Release::Resume
+        } else {
+            Release::Counted
+        }
+    }
+
+    /// The BH work a [`Release::Last`] asked for: uncounts that buffer. `true` when the QP
+    /// waited and may send now (the caller runs it).
+    pub(crate) fn drained(&self) -> bool {
         let left = self.in_flight.fetch_sub(1, Full).saturating_sub(1);
+        self.resume(left)
+    }
+
+    /// Whether a waiting QP runs again with `left` buffers in flight (once per wait).
+    fn resume(&self, left: u32) -> bool {
         left <= RESUME_AT && self.waiting.load(Relaxed) && self.waiting.xchg(false, Full)
     }
 
@@ -102,19 +145,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn another_cpu_waits_until_nothing_is_in_flight() {
+    fn another_cpu_waits_until_the_last_buffer_is_drained() {
         let f = TxFlow::new();
         assert!(f.may_send_on(1));
         f.sent();
         f.sent();
-        // The same CPU goes on; another waits. Each release at or below the resume mark runs
-        // the QP again; it goes once nothing is left.
+        // The same CPU goes on; another waits.
         assert!(f.may_send_on(1));
         assert!(!f.may_send_on(0));
         assert!(f.is_waiting());
-        assert!(f.released());
+        // The first release runs the QP again (below the resume mark): still one in flight.
+        assert_eq!(f.released(), Release::Resume);
         assert!(!f.may_send_on(0));
-        assert!(f.released());
+        // The last stays counted until drained; the same CPU may still send meanwhile.
+        assert_eq!(f.released(), Release::Last);
+        assert_eq!(f.in_flight(), 1);
+        assert!(!f.may_send_on(0));
+        assert!(f.drained());
         assert_eq!(f.in_flight(), 0);
         assert!(f.may_send_on(0));
         assert!(!f.is_waiting());
@@ -129,17 +176,21 @@ mod tests {
         assert!(!f.may_send_on(0));
         // Releases above the mark do not run the QP; the one reaching it does, once.
         for _ in RESUME_AT + 1..MAX_IN_FLIGHT {
-            assert!(!f.released());
+            assert_eq!(f.released(), Release::Counted);
         }
-        assert!(f.released());
-        assert!(!f.released());
+        assert_eq!(f.released(), Release::Resume);
+        assert_eq!(f.released(), Release::Counted);
         assert!(f.may_send_on(0));
     }
 
     #[test]
-    fn a_release_without_a_waiter_runs_nothing() {
+    fn a_buffer_sent_before_the_drain_keeps_the_count_right() {
         let f = TxFlow::new();
         f.sent();
-        assert!(!f.released());
+        assert_eq!(f.released(), Release::Last);
+        f.sent();
+        assert_eq!(f.released(), Release::Counted);
+        assert!(!f.drained());
+        assert_eq!(f.in_flight(), 0);
     }
 }

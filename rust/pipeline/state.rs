@@ -326,6 +326,8 @@ pub(crate) struct QpPipe {
     pub(crate) odp: super::odp::OdpWait,
     /// The packets in the network stack and where they were sent from.
     pub(crate) flow: super::flow::TxFlow,
+    /// Uncounts the flow's last released packet once its CPU's receive softirq is over.
+    pub(crate) drain: Pin<KBox<RefWork<Qp<RrxeDevice>, super::FlowDrain>>>,
     /// Owns the packets the QP sends to the stack.
     pub(crate) socket: TxSocket<Qp<RrxeDevice>>,
 }
@@ -410,6 +412,7 @@ impl QpPipe {
             kicker: KBox::pin_init(RefWork::new(), GFP_KERNEL_ACCOUNT)?,
             odp: super::odp::OdpWait::new()?,
             flow: super::flow::TxFlow::new(),
+            drain: KBox::pin_init(RefWork::new(), GFP_KERNEL_ACCOUNT)?,
             socket: TxSocket::new()?,
         })
     }
