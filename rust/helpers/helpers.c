@@ -478,11 +478,6 @@ void rrxe_helper_local_bh_enable(void)
 	local_bh_enable();
 }
 
-unsigned int rrxe_helper_smp_processor_id(void)
-{
-	return smp_processor_id();
-}
-
 struct sock *rrxe_helper_socket_sk(struct socket *sock)
 {
 	return sock->sk;

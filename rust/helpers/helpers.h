@@ -125,7 +125,6 @@ bool rrxe_helper_irqs_disabled(void);
 /* softirqs off on this CPU (and with them, preemption) */
 void rrxe_helper_local_bh_disable(void);
 void rrxe_helper_local_bh_enable(void);
-unsigned int rrxe_helper_smp_processor_id(void);
 
 /* sockets that own transmitted buffers (skb->sk, skb->destructor) */
 struct sock;

@@ -29,10 +29,10 @@ impl BhDisabled {
         }
     }
 
-    /// The CPU this context runs on (fixed while softirqs are disabled).
+    /// The CPU this context runs on (fixed while softirqs, and with them preemption and
+    /// migration, are disabled).
     pub(crate) fn cpu(&self) -> u32 {
-        // SAFETY: Softirqs, and with them preemption and migration, are disabled.
-        unsafe { bindings::rrxe_helper_smp_processor_id() }
+        kernel::cpu::CpuId::current().as_u32()
     }
 }
 
