@@ -81,6 +81,7 @@ watch_client() {
 			fi
 			if [ -z "$k0" ]; then
 				if [[ $line == *"#bytes"* ]]; then
+					profile_begin
 					peer_kcpu_ask
 					kcpu && k0=$KNOW
 					peer_kcpu_read
@@ -98,6 +99,54 @@ watch_client() {
 	exec {fd}<&-
 	[ -n "$k0" ] && [ -n "$k1" ] && KT=$((k1 - k0))
 	return 0
+}
+
+# Profiles (--profile S, scripts/bench's RRXE_BENCH_PROFILE): "perf record -a -g" of S seconds
+# from the start of each run's measured part (perftest's summary header; fio after its ramp),
+# on this guest and, for the wire, on guest a at the same time; the flat profiles by symbol and
+# by command (and, above 2 %, the callers) go into LOG.perf and LOG.peer.perf beside the run's
+# outputs. Profiling costs time: the figures of a profiled bench are not the bench's.
+PROF_PID='' PROF_PEER=''
+PROF_OPTS="-a -g -F 499"
+# perf_report DATA: the reports of a perf.data file.
+perf_report() {
+	echo "== by symbol"
+	perf report -i "$1" --stdio --no-children --sort sym -g none --percent-limit 0.3 2>&1 |
+		grep -v -e '^$' -e '^#$' | head -n 80
+	echo "== by command"
+	perf report -i "$1" --stdio --no-children --sort comm -g none --percent-limit 0.5 2>&1 |
+		grep -v -e '^$' -e '^#' | head -n 20
+	echo "== callers of the symbols above 2 %"
+	perf report -i "$1" --stdio --no-children --sort sym -g caller,2,callee,function,percent \
+		--percent-limit 2 2>&1 | grep -v -e '^$' -e '^#' | head -n 400
+}
+# profile_begin [DELAY]: start the recorders, DELAY (0) seconds from now.
+profile_begin() {
+	local d=${1:-0}
+	[ "$profile_secs" -gt 0 ] && [ -z "$PROF_PID" ] || return 0
+	# shellcheck disable=SC2086 # PROF_OPTS are words
+	{ sleep "$d"; exec perf record $PROF_OPTS -o "$WORK/perf.data" -- sleep "$profile_secs"; } \
+		>"$WORK/perf.rec" 2>&1 &
+	PROF_PID=$!
+	if [ "$FAM" = wire ]; then
+		remote bash -c "sleep $d; exec perf record $PROF_OPTS -o /tmp/rrxe-bench-peer.perf.data \
+			-- sleep $profile_secs" >"$WORK/perf.peer.rec" 2>&1 &
+		PROF_PEER=$!
+	fi
+}
+# profile_end LOG: wait for the recorders, write LOG.perf (and LOG.peer.perf).
+profile_end() {
+	[ -n "$PROF_PID" ] || return 0
+	wait "$PROF_PID" || say "$DRV $FAM: perf record failed: $(tail -1 "$WORK/perf.rec")"
+	perf_report "$WORK/perf.data" >"$1.perf" 2>&1 || true
+	if [ -n "$PROF_PEER" ]; then
+		wait "$PROF_PEER" || say "$DRV $FAM: perf record on guest a failed"
+		remote bash -c "$(declare -f perf_report); perf_report /tmp/rrxe-bench-peer.perf.data" \
+			>"$1.peer.perf" 2>&1 || true
+	fi
+	rm -f "$WORK/perf.data"
+	PROF_PID='' PROF_PEER=''
+	say "$DRV $FAM: profile in $1.perf"
 }
 
 gone() { ! kill -0 "$1" 2>/dev/null; }
@@ -169,6 +218,7 @@ run_perf() {
 		ok=0 v=''
 		ran=0
 		perf_once "$WORK/run" "$size" "$bin" "${args[@]}" && ran=1
+		profile_end "$log"
 		cat "$WORK/run.client" >"$log.client" || true
 		cat "$WORK/run.server" >"$log.server" || true
 		if [ $ran = 1 ]; then
