@@ -58,7 +58,10 @@ use crate::{
 use core::cmp::Ordering;
 use kernel::prelude::*;
 
-/// The most unacknowledged PSNs an RC requester keeps in flight.
+/// The unacknowledged PSNs past which an RC requester starts no new WQE. A WQE may start at
+/// the window's edge, so a READ whose responses take the whole window (128 KiB at path MTU
+/// 1024, NVMe-oF's I/O size) can have a second one behind it while its data streams back, as
+/// with C rxe; with one at a time the responder idles a round trip per READ.
 const MAX_UNACKED_PSNS: u32 = 128;
 
 /// The outcome of a requester pass.
@@ -254,7 +257,7 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
             return Start::Blocked;
         }
         let inflight = st.psn.distance_from(st.comp_psn);
-        if st.count > 0 && inflight >= MAX_UNACKED_PSNS {
+        if st.count > 0 && inflight > MAX_UNACKED_PSNS {
             return Start::Blocked;
         }
     }
