@@ -173,21 +173,55 @@ bool rrxe_helper_module_loaded(const char *name)
 	return true;
 }
 
+#ifdef RRXE_PROFILE_LOCKS
+/*
+ * Profiling builds only (RRXE_MODULE_EXTRA="KCFLAGS=-DRRXE_PROFILE_LOCKS" scripts/build-module):
+ * a lock taken with interrupts on keeps them on and disables bottom halves instead, so that the
+ * samples of a cpu-clock profile land inside the critical sections rather than all on their
+ * unlock. Unsafe with kernel consumers that post or poll from hard interrupts; never in a
+ * build that is tested or shipped.
+ */
+#define RRXE_LOCKED_BH (~0UL)
+
+static bool rrxe_lock_bh_only(void)
+{
+	return !irqs_disabled() && !in_hardirq();
+}
+#endif
+
 unsigned long rrxe_helper_spin_lock_irqsave(void *lock)
 {
 	unsigned long flags;
 
+#ifdef RRXE_PROFILE_LOCKS
+	if (rrxe_lock_bh_only()) {
+		spin_lock_bh((spinlock_t *)lock);
+		return RRXE_LOCKED_BH;
+	}
+#endif
 	spin_lock_irqsave((spinlock_t *)lock, flags);
 	return flags;
 }
 
 bool rrxe_helper_spin_trylock_irqsave(void *lock, unsigned long *flags)
 {
+#ifdef RRXE_PROFILE_LOCKS
+	if (rrxe_lock_bh_only()) {
+		*flags = RRXE_LOCKED_BH;
+		return spin_trylock_bh((spinlock_t *)lock);
+	}
+#endif
 	return spin_trylock_irqsave((spinlock_t *)lock, *flags);
 }
 
 void rrxe_helper_spin_unlock_irqrestore(void *lock, unsigned long flags)
 {
+#ifdef RRXE_PROFILE_LOCKS
+	if (flags == RRXE_LOCKED_BH) {
+		spin_unlock_bh((spinlock_t *)lock);
+		return;
+	}
+#endif
 	spin_unlock_irqrestore((spinlock_t *)lock, flags);
 }
 

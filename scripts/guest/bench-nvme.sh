@@ -135,7 +135,8 @@ nvme_row() {
 	read -r w size unit rest <<<"$1"
 	read -r -a args <<<"$rest"
 	log=$logs/$DRV-$FAM-$w-r$RUN
-	profile_begin 1
+	profile_start
+	profile_on
 	timeout -k 5 $((nvme_secs + tmo)) fio --name="$w" --filename="$NVME_BLK" "${args[@]}" \
 		--ioengine=libaio --direct=1 --time_based --ramp_time=1 --runtime="$nvme_secs" \
 		--output-format=json >"$log.fio" 2>&1 || true

@@ -81,7 +81,7 @@ watch_client() {
 			fi
 			if [ -z "$k0" ]; then
 				if [[ $line == *"#bytes"* ]]; then
-					profile_begin
+					profile_on
 					peer_kcpu_ask
 					kcpu && k0=$KNOW
 					peer_kcpu_read
@@ -101,13 +101,16 @@ watch_client() {
 	return 0
 }
 
-# Profiles (--profile S, scripts/bench's RRXE_BENCH_PROFILE): "perf record -a -g" of S seconds
-# from the start of each run's measured part (perftest's summary header; fio after its ramp),
-# on this guest and, for the wire, on guest a at the same time; the flat profiles by symbol and
-# by command (and, above 2 %, the callers) go into LOG.perf and LOG.peer.perf beside the run's
-# outputs. Profiling costs time: the figures of a profiled bench are not the bench's.
+# Profiles (--profile, scripts/bench's RRXE_BENCH_PROFILE=1): "perf record -a -g" of each run's
+# measured part (from perftest's summary header to the run's end; fio's whole run), on this
+# guest and, for the wire, on guest a at the same time. The recorders start before the run
+# with their events off (perf is slow to start under TCG) and are switched on through their
+# control FIFOs. The flat profiles by symbol and by command, and the callers of the symbols
+# above 2 %, go into LOG.perf and LOG.peer.perf beside the run's outputs. Profiling costs
+# time: the figures of a profiled bench are not the bench's.
 PROF_PID='' PROF_PEER=''
 PROF_OPTS="-a -g -F 499"
+PROF_PEER_BASE=/tmp/rrxe-bench-peer
 # perf_report DATA: the reports of a perf.data file.
 perf_report() {
 	echo "== by symbol"
@@ -120,30 +123,58 @@ perf_report() {
 	perf report -i "$1" --stdio --no-children --sort sym -g caller,2,callee,function,percent \
 		--percent-limit 2 2>&1 | grep -v -e '^$' -e '^#' | head -n 400
 }
-# profile_begin [DELAY]: start the recorders, DELAY (0) seconds from now.
-profile_begin() {
-	local d=${1:-0}
-	[ "$profile_secs" -gt 0 ] && [ -z "$PROF_PID" ] || return 0
+# perf_fifos BASE: the control FIFOs BASE.ctl and BASE.ack of a recorder, made afresh.
+perf_fifos() { rm -f "$1.ctl" "$1.ack" "$1.data" && mkfifo "$1.ctl" "$1.ack"; }
+# perf_start BASE: a recorder of the whole guest into BASE.data, events off, controlled through
+# the FIFOs of perf_fifos; runs until SIGINT.
+perf_start() {
 	# shellcheck disable=SC2086 # PROF_OPTS are words
-	{ sleep "$d"; exec perf record $PROF_OPTS -o "$WORK/perf.data" -- sleep "$profile_secs"; } \
-		>"$WORK/perf.rec" 2>&1 &
+	exec perf record -D -1 --control "fifo:$1.ctl,$1.ack" $PROF_OPTS -o "$1.data" -- sleep 3600
+}
+# perf_ctl BASE COMMAND: enable or disable the recorder of BASE; waits until it is listening.
+perf_ctl() {
+	[ -p "$1.ctl" ] && timeout 30 bash -c 'echo "$2" >"$1.ctl" && read -r _ <"$1.ack"' _ "$1" "$2"
+}
+# profile_start: the recorders (this guest's, guest a's for the wire), before a run.
+profile_start() {
+	[ "$profile" = 1 ] && [ -z "$PROF_PID" ] || return 0
+	perf_fifos "$WORK/perf" || { say "$DRV $FAM: no FIFOs for perf"; return 0; }
+	perf_start "$WORK/perf" >"$WORK/perf.rec" 2>&1 &
 	PROF_PID=$!
 	if [ "$FAM" = wire ]; then
-		remote bash -c "sleep $d; exec perf record $PROF_OPTS -o /tmp/rrxe-bench-peer.perf.data \
-			-- sleep $profile_secs" >"$WORK/perf.peer.rec" 2>&1 &
-		PROF_PEER=$!
+		if remote bash -c "$(declare -f perf_fifos); perf_fifos $PROF_PEER_BASE"; then
+			remote bash -c "$(declare -f perf_start); PROF_OPTS='$PROF_OPTS' perf_start \
+				$PROF_PEER_BASE" >"$WORK/perf.peer.rec" 2>&1 &
+			PROF_PEER=$!
+		else
+			say "$DRV $FAM: no FIFOs for perf on guest a"
+		fi
 	fi
 }
-# profile_end LOG: wait for the recorders, write LOG.perf (and LOG.peer.perf).
+# profile_on: switch the recorders on (the measured part begins).
+profile_on() {
+	[ -n "$PROF_PID" ] || return 0
+	perf_ctl "$WORK/perf" enable || say "$DRV $FAM: perf does not answer"
+	[ -z "$PROF_PEER" ] || remote bash -c "$(declare -f perf_ctl); perf_ctl $PROF_PEER_BASE enable" ||
+		say "$DRV $FAM: perf on guest a does not answer"
+}
+# profile_end LOG: stop the recorders, write LOG.perf (and LOG.peer.perf).
 profile_end() {
 	[ -n "$PROF_PID" ] || return 0
-	wait "$PROF_PID" || say "$DRV $FAM: perf record failed: $(tail -1 "$WORK/perf.rec")"
+	perf_ctl "$WORK/perf" disable || true
+	pkill -INT -f "perf record -D -1 --control fifo:$WORK/perf.ctl" || true
+	wait "$PROF_PID" || true
 	perf_report "$WORK/perf.data" >"$1.perf" 2>&1 || true
 	if [ -n "$PROF_PEER" ]; then
-		wait "$PROF_PEER" || say "$DRV $FAM: perf record on guest a failed"
-		remote bash -c "$(declare -f perf_report); perf_report /tmp/rrxe-bench-peer.perf.data" \
+		remote bash -c "$(declare -f perf_ctl); perf_ctl $PROF_PEER_BASE disable;
+			pkill -INT -f 'perf record -D -1 --control fifo:$PROF_PEER_BASE.ctl'" >/dev/null 2>&1 ||
+			true
+		wait "$PROF_PEER" || true
+		remote bash -c "$(declare -f perf_report); perf_report $PROF_PEER_BASE.data" \
 			>"$1.peer.perf" 2>&1 || true
 	fi
+	[ -s "$1.perf" ] && grep -q '%' "$1.perf" ||
+		say "$DRV $FAM: no profile: $(tail -n 2 "$WORK/perf.rec" | tr '\n' ' ')"
 	rm -f "$WORK/perf.data"
 	PROF_PID='' PROF_PEER=''
 	say "$DRV $FAM: profile in $1.perf"
@@ -176,6 +207,7 @@ perf_once() {
 	local out=$1 size=$2 bin=$3 srv cli rc src
 	shift 3
 	port=$((port + 1))
+	profile_start
 	"${SRV_NS[@]}" timeout -k 5 "$tmo" "$bin" -d "$SRV_DEV" -x "$SRV_GID" -p "$port" "$@" \
 		>"$out.server" 2>&1 &
 	srv=$!
