@@ -102,13 +102,14 @@ watch_client() {
 }
 
 # Profiles (--profile, scripts/bench's RRXE_BENCH_PROFILE=1): "perf record -a -g" of each run's
-# measured part (from perftest's summary header to the run's end; fio's whole run), on this
+# measured part (bandwidth and rate: from perftest's summary header to the run's end; latency
+# and fio: the whole run), on this
 # guest and, for the wire, on guest a at the same time. The recorders start before the run
 # with their events off (perf is slow to start under TCG) and are switched on through their
 # control FIFOs. The flat profiles by symbol and by command, and the callers of the symbols
-# above 2 %, go into LOG.perf and LOG.peer.perf beside the run's outputs. Profiling costs
+# above 2 %, and the inclusive time of each symbol (what it calls included), go into LOG.perf and LOG.peer.perf beside the run's outputs. Profiling costs
 # time: the figures of a profiled bench are not the bench's.
-PROF_PID='' PROF_PEER=''
+PROF_PID='' PROF_PEER='' PROF_ON=0 PROF_EARLY=0
 PROF_OPTS="-a -g -F 499"
 PROF_PEER_BASE=/tmp/rrxe-bench-peer
 # perf_report DATA: the reports of a perf.data file.
@@ -116,9 +117,15 @@ perf_report() {
 	echo "== by symbol"
 	perf report -i "$1" --stdio --no-children --sort sym -g none --percent-limit 0.3 2>&1 |
 		grep -v -e '^$' -e '^#$' | head -n 80
+	echo "== by symbol, with what it calls (inclusive)"
+	perf report -i "$1" --stdio --children --sort sym -g none --percent-limit 1 2>&1 |
+		grep -v -e '^$' -e '^#' | head -n 100
 	echo "== by command"
 	perf report -i "$1" --stdio --no-children --sort comm -g none --percent-limit 0.5 2>&1 |
 		grep -v -e '^$' -e '^#' | head -n 20
+	echo "== what the symbols above 3 % inclusive call"
+	perf report -i "$1" --stdio --children --sort sym -g caller,0.5,callee,function,percent \
+		--percent-limit 3 2>&1 | grep -v -e '^$' -e '^#' | head -n 2500
 	echo "== callers of the symbols above 2 %"
 	perf report -i "$1" --stdio --no-children --sort sym -g caller,2,callee,function,percent \
 		--percent-limit 2 2>&1 | grep -v -e '^$' -e '^#' | head -n 400
@@ -151,9 +158,10 @@ profile_start() {
 		fi
 	fi
 }
-# profile_on: switch the recorders on (the measured part begins).
+# profile_on: switch the recorders on (the measured part begins), once per run.
 profile_on() {
-	[ -n "$PROF_PID" ] || return 0
+	[ -n "$PROF_PID" ] && [ "$PROF_ON" = 0 ] || return 0
+	PROF_ON=1
 	perf_ctl "$WORK/perf" enable || say "$DRV $FAM: perf does not answer"
 	[ -z "$PROF_PEER" ] || remote bash -c "$(declare -f perf_ctl); perf_ctl $PROF_PEER_BASE enable" ||
 		say "$DRV $FAM: perf on guest a does not answer"
@@ -176,7 +184,7 @@ profile_end() {
 	[ -s "$1.perf" ] && grep -q '%' "$1.perf" ||
 		say "$DRV $FAM: no profile: $(tail -n 2 "$WORK/perf.rec" | tr '\n' ' ')"
 	rm -f "$WORK/perf.data"
-	PROF_PID='' PROF_PEER=''
+	PROF_PID='' PROF_PEER='' PROF_ON=0
 	say "$DRV $FAM: profile in $1.perf"
 }
 
@@ -208,6 +216,8 @@ perf_once() {
 	shift 3
 	port=$((port + 1))
 	profile_start
+	# latency runs print their header at the end: record them whole
+	[ "$PROF_EARLY" = 0 ] || profile_on
 	"${SRV_NS[@]}" timeout -k 5 "$tmo" "$bin" -d "$SRV_DEV" -x "$SRV_GID" -p "$port" "$@" \
 		>"$out.server" 2>&1 &
 	srv=$!
@@ -245,6 +255,8 @@ run_perf() {
 	shift 6
 	log=$logs/$DRV-$FAM-$w-$size-r$RUN
 	args=(-F -s "$size" -n "$iters" "$@")
+	PROF_EARLY=0
+	[ "$kind" != lat ] || PROF_EARLY=1
 	[ "$kind" = lat ] || args+=(--report_gbits)
 	for attempt in 1 2 3; do
 		ok=0 v=''
