@@ -103,12 +103,12 @@ watch_client() {
 
 # Profiles (--profile, scripts/bench's RRXE_BENCH_PROFILE=1): "perf record -a -g" of each run's
 # measured part (bandwidth and rate: from perftest's summary header to the run's end; latency
-# and fio: the whole run), on this
-# guest and, for the wire, on guest a at the same time. The recorders start before the run
-# with their events off (perf is slow to start under TCG) and are switched on through their
-# control FIFOs. The flat profiles by symbol and by command, and the callers of the symbols
-# above 2 %, and the inclusive time of each symbol (what it calls included), go into LOG.perf and LOG.peer.perf beside the run's outputs. Profiling costs
-# time: the figures of a profiled bench are not the bench's.
+# and fio: the whole run), on this guest and, for the wire, on guest a at the same time. The
+# recorders start before the run with their events off (perf is slow to start under TCG) and
+# are switched on through their control FIFOs. The flat profiles by symbol and by command, each
+# symbol's inclusive time (what it calls included) and the callers of the symbols above 2 % go
+# into LOG.perf and LOG.peer.perf beside the run's outputs. Profiling costs time: the figures
+# of a profiled bench are not the bench's.
 PROF_PID='' PROF_PEER='' PROF_ON=0 PROF_EARLY=0
 PROF_OPTS="-a -g -F 499"
 PROF_PEER_BASE=/tmp/rrxe-bench-peer
@@ -123,9 +123,6 @@ perf_report() {
 	echo "== by command"
 	perf report -i "$1" --stdio --no-children --sort comm -g none --percent-limit 0.5 2>&1 |
 		grep -v -e '^$' -e '^#' | head -n 20
-	echo "== what the symbols above 3 % inclusive call"
-	perf report -i "$1" --stdio --children --sort sym -g caller,0.5,callee,function,percent \
-		--percent-limit 3 2>&1 | grep -v -e '^$' -e '^#' | head -n 2500
 	echo "== callers of the symbols above 2 %"
 	perf report -i "$1" --stdio --no-children --sort sym -g caller,2,callee,function,percent \
 		--percent-limit 2 2>&1 | grep -v -e '^$' -e '^#' | head -n 400
