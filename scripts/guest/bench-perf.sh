@@ -112,6 +112,9 @@ watch_client() {
 PROF_PID='' PROF_PEER='' PROF_ON=0 PROF_EARLY=0
 PROF_OPTS="-a -g -F 499"
 PROF_PEER_BASE=/tmp/rrxe-bench-peer
+# The drivers' entry points: a sample below one of them is the driver's work (perf report -p).
+PROF_ENTRIES='ib_uverbs_post_send|ib_uverbs_post_recv|UdpReceiver7receive|pipeline3run'
+PROF_ENTRIES+='|rxe_udp_encap_recv|do_work|process_one_work'
 # perf_report DATA: the reports of a perf.data file.
 perf_report() {
 	echo "== by symbol"
@@ -120,6 +123,14 @@ perf_report() {
 	echo "== by symbol, with what it calls (inclusive)"
 	perf report -i "$1" --stdio --children --sort sym -g none --percent-limit 1 2>&1 |
 		grep -v -e '^$' -e '^#' | head -n 100
+	echo "== by symbol, inside the drivers' entry points (post_send, receive, runs and works)"
+	perf report -i "$1" --stdio --no-children --sort sym -g none --percent-limit 0.3 -x \
+		-p "$PROF_ENTRIES" \
+		2>&1 | grep -v -e '^$' -e '^#$' | head -n 80
+	echo "== inclusive, inside the drivers' entry points"
+	perf report -i "$1" --stdio --children --sort sym -g none --percent-limit 0.3 -x \
+		-p "$PROF_ENTRIES" \
+		2>&1 | grep -v -e '^$' -e '^#' | head -n 80
 	echo "== by command"
 	perf report -i "$1" --stdio --no-children --sort comm -g none --percent-limit 0.5 2>&1 |
 		grep -v -e '^$' -e '^#' | head -n 20
