@@ -252,6 +252,13 @@ impl Kicks {
         self.qps.get_mut(self.n)?.take()
     }
 
+    /// Leaves the listed QPs to their deferred kicks.
+    pub(crate) fn defer_all(&mut self) {
+        while let Some(qp) = self.pop() {
+            qp.pipe().kicker.queue(&qp);
+        }
+    }
+
     /// Runs the listed QPs (and those their runs list), [`RUNS_PER_KICK`] at most.
     pub(crate) fn run_all(&mut self) {
         let mut runs = 0;

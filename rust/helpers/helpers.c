@@ -271,6 +271,16 @@ unsigned int rrxe_helper_skb_headlen(const struct sk_buff *skb)
 	return skb_headlen(skb);
 }
 
+/*
+ * A UDP socket that does not take GSO buffers splits one into its segments and hands them
+ * to the encapsulation receiver one by one, each still linked to the next
+ * (udp_queue_rcv_skb() walks the list with skb_list_walk_safe()).
+ */
+bool rrxe_helper_skb_segments_follow(const struct sk_buff *skb)
+{
+	return skb->next;
+}
+
 void rrxe_helper_skb_fraglist_append(struct sk_buff *head, struct sk_buff *member)
 {
 	struct sk_buff **pp = &skb_shinfo(head)->frag_list;

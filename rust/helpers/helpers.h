@@ -73,6 +73,7 @@ struct sk_buff *rrxe_helper_skb_alloc(struct net_device *ndev, unsigned int len,
 void rrxe_helper_skb_free(struct sk_buff *skb);
 void rrxe_helper_skb_consume(struct sk_buff *skb);
 unsigned int rrxe_helper_skb_headlen(const struct sk_buff *skb);
+bool rrxe_helper_skb_segments_follow(const struct sk_buff *skb);
 void rrxe_helper_skb_fraglist_append(struct sk_buff *head, struct sk_buff *member);
 void rrxe_helper_skb_udp_gso_fraglist(struct sk_buff *skb, unsigned int gso_size,
 				      unsigned int segs);

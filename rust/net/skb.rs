@@ -74,6 +74,15 @@ impl SkBuff {
         unsafe { bindings::rrxe_helper_skb_len(self.as_raw()) as usize }
     }
 
+    /// Whether more segments of the same received GSO buffer follow this one at once: the
+    /// UDP socket split a train and delivers its segments in a loop. Only a hint (a buffer
+    /// from elsewhere may be linked too): the caller may defer work to the last segment but
+    /// must not rely on it arriving.
+    pub(crate) fn segments_follow(&self) -> bool {
+        // SAFETY: By the type invariant the skb is valid; `next` is only read.
+        unsafe { bindings::rrxe_helper_skb_segments_follow(self.as_raw()) }
+    }
+
     /// Makes the whole buffer linear (one contiguous area); `ENOMEM` if that fails.
     pub(crate) fn linearize(&mut self) -> Result {
         // SAFETY: By the type invariant the skb is valid and ours.

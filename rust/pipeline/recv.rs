@@ -53,11 +53,20 @@ impl UdpReceiver for Receiver {
         let Some(dev) = skb.with_dev(device_of).flatten() else {
             return;
         };
+        // A segment of a train (one UDP GSO buffer the socket split) with more to come is
+        // only queued: the last one runs its QP, which then handles the whole train in one
+        // pass and answers it with one ACK. The deferred kick stands in should the rest of
+        // the train not reach us.
+        let follows = skb.segments_follow();
         match strip_ip_udp(&mut skb) {
             Ok(grh) => {
                 let mut kicks = Kicks::new();
                 deliver(&dev, skb, &grh, &mut kicks);
-                kicks.run_all();
+                if follows {
+                    kicks.defer_all();
+                } else {
+                    kicks.run_all();
+                }
             }
             Err(reason) => drop_packet(&dev, reason, None),
         }
