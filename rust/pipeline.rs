@@ -328,13 +328,15 @@ fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
     }
 }
 
-/// One pass, sending what it builds through `out`; `true` when it did something (another may
-/// be useful).
+/// One pass, sending what it builds through `out`; `true` when another pass may find work that
+/// no event announces: the batch filled up with work left, retiring WQEs made room that a
+/// blocked WQE waits for, or the QP failed. Everything else that makes work (a doorbell, a
+/// packet, a timer, a resolved page fault) kicks the QP, and a kick during a run makes the run
+/// go once more ([`gate`]); so a pass that merely did something is not followed by an empty
+/// one.
 fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
     let snap = RrxeQp::snapshot(qp);
-    let mut worked = false;
     let c = completer::on_timer(qp, &snap);
-    worked |= c.progressed;
     let mut fatal = c.fatal;
     // A side waiting for a page fault does nothing until the fault work resumes it (a QP in
     // ERR only flushes and drops: it touches no memory and need not wait).
@@ -347,7 +349,6 @@ fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
         let Some(mut skb) = qp.pipe().inbox.pop() else {
             break;
         };
-        worked = true;
         let h = handle(qp, &snap, &mut skb, out);
         if odp.take_parked() {
             // The packet needs a page that is being faulted in: it is handled again first.
@@ -361,21 +362,22 @@ fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
         }
     }
     responder::flush_ack(qp, &snap, out);
+    let mut blocked = false;
     if !fatal && !waits(odp::Side::Send) {
         let r = requester::run(qp, &snap, out);
-        worked |= r.progressed;
+        blocked = r.blocked;
         fatal |= r.fatal;
     }
     let retired = completer::complete_done(qp, &snap);
-    // Retiring makes room in the tracking window: the requester may start more.
-    worked |= retired.any;
     fatal |= retired.failed;
-    worked |= !out.items.is_empty();
+    // A full batch stopped the responder or the requester with work left; retiring makes
+    // room in the window that a blocked WQE waits for.
+    let again = out.is_full() || (blocked && retired.any) || fatal;
     out.send_all(qp, kicks);
     if fatal {
         RrxeQp::pipeline_fatal(qp);
     }
-    worked
+    again
 }
 
 /// What became of a received packet.

@@ -70,6 +70,9 @@ pub(crate) struct ReqOutcome {
     pub(crate) progressed: bool,
     /// A WQE failed: the QP must move to ERR.
     pub(crate) fatal: bool,
+    /// A WQE waits for room that retiring finished WQEs makes (the tracking window, read
+    /// credits, the PSN window, a fence).
+    pub(crate) blocked: bool,
 }
 
 /// Sends what the send queue holds, up to the room in `out`.
@@ -77,6 +80,7 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
     let mut res = ReqOutcome {
         progressed: false,
         fatal: false,
+        blocked: false,
     };
     if !matches!(snap.state, QpState::Rts | QpState::Sqd) {
         return res;
@@ -103,7 +107,11 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
                     res.progressed = true;
                     continue;
                 }
-                Start::Blocked => break,
+                Start::Idle => break,
+                Start::Blocked => {
+                    res.blocked = true;
+                    break;
+                }
                 Start::Failed => {
                     res.progressed = true;
                     res.fatal = true;
@@ -143,7 +151,9 @@ enum Start {
     Started,
     /// A local operation completed without packets.
     Finished,
-    /// Nothing to start (empty queue, window or credits full, fence).
+    /// No WQE to start: the send queue holds none past those started.
+    Idle,
+    /// The next WQE waits for room (window or credits full, a fence).
     Blocked,
     /// The WQE was bad and completed in error.
     Failed,
@@ -176,7 +186,7 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
     let SendState { slot, .. } = st;
     match qp.sq_read_nth(n, slot) {
         Ok(true) => {}
-        _ => return Start::Blocked,
+        _ => return Start::Idle,
     }
     if snap.kernel {
         if let Some(r) = wqe_encode::parse_reg_wqe(slot) {
