@@ -372,6 +372,42 @@ struct rtable *rrxe_helper_route4(struct net_device *ndev, __be32 saddr, __be32 
 	return ip_route_output_key(dev_net(ndev), &fl);
 }
 
+/*
+ * The route of one QP's packets, cached in the QP's transmit socket (created only to own its
+ * buffers: never bound, never hashed) as a connected UDP socket caches its own: the socket's
+ * addresses and bound device hold the key, and sk_dst_check() drops a route that a change of
+ * the routing tables (or of the device) has made obsolete.
+ */
+struct rtable *rrxe_helper_route4_cached(struct sock *sk, struct net_device *ndev,
+					 __be32 saddr, __be32 daddr)
+{
+	struct inet_sock *inet = inet_sk(sk);
+	struct dst_entry *dst = NULL;
+	struct rtable *rt;
+
+	spin_lock_bh(&sk->sk_lock.slock);
+	if (inet->inet_saddr == saddr && inet->inet_daddr == daddr &&
+	    READ_ONCE(sk->sk_bound_dev_if) == ndev->ifindex)
+		dst = sk_dst_check(sk, 0);
+	spin_unlock_bh(&sk->sk_lock.slock);
+	if (dst) {
+		rt = dst_rtable(dst);
+		if (net_eq(dev_net(rt->dst.dev), dev_net(ndev)))
+			return rt;
+		dst_release(dst);
+	}
+	rt = rrxe_helper_route4(ndev, saddr, daddr);
+	if (IS_ERR(rt))
+		return rt;
+	spin_lock_bh(&sk->sk_lock.slock);
+	inet->inet_saddr = saddr;
+	inet->inet_daddr = daddr;
+	WRITE_ONCE(sk->sk_bound_dev_if, ndev->ifindex);
+	sk_dst_set(sk, dst_clone(&rt->dst));
+	spin_unlock_bh(&sk->sk_lock.slock);
+	return rt;
+}
+
 void rrxe_helper_rt_put(struct rtable *rt)
 {
 	ip_rt_put(rt);

@@ -93,6 +93,8 @@ unsigned char *rrxe_helper_skb_cb(struct sk_buff *skb);
 
 /* IPv4 routes */
 struct rtable *rrxe_helper_route4(struct net_device *ndev, __be32 saddr, __be32 daddr);
+struct rtable *rrxe_helper_route4_cached(struct sock *sk, struct net_device *ndev,
+					 __be32 saddr, __be32 daddr);
 void rrxe_helper_rt_put(struct rtable *rt);
 struct net *rrxe_helper_rt_net(struct rtable *rt);
 struct net *rrxe_helper_dev_net(const struct net_device *ndev);

@@ -8,7 +8,9 @@
 
 use super::{
     NetDevice,
-    SkBuff, //
+    SkBuff,
+    TxOwner,
+    TxSocket, //
 };
 use crate::bindings;
 use core::ptr::NonNull;
@@ -29,12 +31,21 @@ unsafe impl Send for Route4 {}
 unsafe impl Sync for Route4 {}
 
 impl Route4 {
-    /// Looks up the route from `saddr` to `daddr` (network byte order as bytes) out of `ndev`.
-    /// `EHOSTUNREACH` when there is none. Any context.
-    pub(crate) fn lookup(ndev: &NetDevice, saddr: [u8; 4], daddr: [u8; 4]) -> Result<Self> {
-        // SAFETY: `ndev` is valid; the helper returns a held route or an `ERR_PTR`.
+    /// Looks up the route from `saddr` to `daddr` (network byte order as bytes) out of `ndev`,
+    /// through the cache of `socket` (one route: a QP's packets mostly go to one peer). A hit
+    /// costs no FIB lookup; a route the tables have since changed is looked up again.
+    /// `EHOSTUNREACH` when there is none. Not with interrupts disabled.
+    pub(crate) fn lookup_cached<O: TxOwner>(
+        socket: &TxSocket<O>,
+        ndev: &NetDevice,
+        saddr: [u8; 4],
+        daddr: [u8; 4],
+    ) -> Result<Self> {
+        // SAFETY: The socket's sock and `ndev` are valid; the helper returns a held route or an
+        // `ERR_PTR`, and serialises its use of the socket's cache under the socket's lock.
         let rt = unsafe {
-            bindings::rrxe_helper_route4(
+            bindings::rrxe_helper_route4_cached(
+                socket.raw_sk(),
                 ndev.as_raw(),
                 u32::from_ne_bytes(saddr),
                 u32::from_ne_bytes(daddr),

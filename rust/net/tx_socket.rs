@@ -94,6 +94,12 @@ impl<O: TxOwner> TxSocket<O> {
         })
     }
 
+    /// The socket's sock, for the route cache ([`super::Route4::lookup_cached`]).
+    pub(super) fn raw_sk(&self) -> *mut bindings::sock {
+        // SAFETY: By the type invariant `sock` is a live socket with its sock.
+        unsafe { bindings::rrxe_helper_socket_sk(self.sock.as_ptr()) }
+    }
+
     /// Marks `skb`, about to be sent by `owner`, as `owner`'s: the stack counts it in the
     /// owner's flow, and [`TxOwner::tx_released`] is called once it is released. The buffer
     /// holds a reference to `owner` until then.

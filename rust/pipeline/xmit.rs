@@ -93,7 +93,7 @@ fn send(qp: &Qp<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
     }
     let r = match av.network {
         NetworkType::Ipv4 => {
-            send_ipv4(dev, &mut skb, &av, src_port).and_then(|rt| rt.output(charge(qp, skb)))
+            send_ipv4(qp, &mut skb, &av, src_port).and_then(|rt| rt.output(charge(qp, skb)))
         }
         NetworkType::Ipv6 => {
             send_ipv6(dev, &mut skb, &av, src_port).and_then(|rt| rt.output(charge(qp, skb)))
@@ -193,7 +193,7 @@ fn send_train(
     let mut head = first.skb;
     let segs = u16::try_from(n).map_err(|_| EINVAL)?;
     let gso_size = u16::try_from(head.len()).map_err(|_| EINVAL)?;
-    let rt = ipv4_headers(dev, &mut head, &av, src_port, segs)?;
+    let rt = ipv4_headers(qp, &mut head, &av, src_port, segs)?;
     write_icrc(&mut head, 20)?;
     let id0 = head.data().get(4..6).ok_or(EINVAL)?;
     let id0 = u16::from_be_bytes([id0[0], id0[1]]);
@@ -293,27 +293,29 @@ fn v4(gid: &[u8; 16]) -> [u8; 4] {
 
 /// Pushes UDP and IPv4 headers, routes, and writes the ICRC.
 fn send_ipv4(
-    dev: &Device<RrxeDevice>,
+    qp: &Qp<RrxeDevice>,
     skb: &mut SkBuff,
     av: &AddressVector,
     src_port: u16,
 ) -> Result<Route4> {
-    let rt = ipv4_headers(dev, skb, av, src_port, 1)?;
+    let rt = ipv4_headers(qp, skb, av, src_port, 1)?;
     // The ICRC covers the final IP header (identification included).
     write_icrc(skb, 20)?;
     Ok(rt)
 }
 
-/// Pushes UDP and IPv4 headers in front of the data and routes them, with `segs` IP
-/// identifications for the packets the buffer becomes.
+/// Pushes UDP and IPv4 headers in front of the data and routes them (the route cached in the
+/// QP's socket, as C rxe caches it per QP), with `segs` IP identifications for the packets the
+/// buffer becomes.
 fn ipv4_headers(
-    dev: &Device<RrxeDevice>,
+    qp: &Qp<RrxeDevice>,
     skb: &mut SkBuff,
     av: &AddressVector,
     src_port: u16,
     segs: u16,
 ) -> Result<Route4> {
-    let rt = Route4::lookup(dev.netdev(), v4(&av.sgid), v4(&av.dgid))?;
+    let (saddr, daddr) = (v4(&av.sgid), v4(&av.dgid));
+    let rt = Route4::lookup_cached(&qp.pipe().socket, qp.device().netdev(), saddr, daddr)?;
     push_ipv4_udp(skb, av, src_port)?;
     rt.prepare(skb, segs)?;
     Ok(rt)
