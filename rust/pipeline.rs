@@ -300,9 +300,17 @@ fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
     let mut passes = 0u32;
     loop {
         let mut spent = out.is_none();
-        if rules && !qp.pipe().flow.may_send_on(cpu) {
-            // The release that lifts the wait runs the QP again.
+        let clearance = if rules {
+            qp.pipe().flow.may_send_on(cpu)
+        } else {
+            flow::Clearance::Open
+        };
+        if clearance != flow::Clearance::Open {
+            // The release or drain that lifts the wait runs the QP again.
             qp.device().count(Counter::TxFlowWait);
+            if let flow::Clearance::WaitDrainOn(parked) = clearance {
+                qp.pipe().drain.queue_on(&ObjRef::new(qp), parked);
+            }
             passes += 1;
             spent = passes >= PASSES_PER_RUN;
         } else if let Some(out) = out.as_mut() {
@@ -464,16 +472,17 @@ impl TxOwner for Qp<RrxeDevice> {
         &self.pipe().socket
     }
 
-    fn tx_released(this: &ObjRef<Self>) {
-        match this.pipe().flow.released() {
+    fn tx_released(this: &ObjRef<Self>, received: bool) {
+        let cpu = kernel::cpu::CpuId::current().as_u32();
+        match this.pipe().flow.released(received, cpu) {
             flow::Release::Counted => (),
             flow::Release::Resume => this.pipe().kicker.queue(this),
-            flow::Release::Last => this.pipe().drain.queue(this),
+            flow::Release::Drain => this.pipe().drain.queue(this),
         }
     }
 }
 
-/// The BH work that uncounts a QP's last released packet ([`flow`]).
+/// The BH work that uncounts a QP's parked packet, on the CPU that parked it ([`flow`]).
 pub(crate) struct FlowDrain;
 
 impl WorkKind for FlowDrain {

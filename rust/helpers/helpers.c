@@ -504,6 +504,14 @@ bool rrxe_helper_work_queue_bh(struct work_struct *w)
 	return queue_work(system_bh_wq, w);
 }
 
+/* Queues on the BH workqueue of @cpu (this CPU's if @cpu is not online). */
+bool rrxe_helper_work_queue_bh_on(unsigned int cpu, struct work_struct *w)
+{
+	if (cpu >= nr_cpu_ids || !cpu_online(cpu))
+		return queue_work(system_bh_wq, w);
+	return queue_work_on(cpu, system_bh_wq, w);
+}
+
 bool rrxe_helper_work_queue_unbound(struct work_struct *w)
 {
 	return queue_work(system_unbound_wq, w);
@@ -581,6 +589,16 @@ void rrxe_helper_skb_set_owner(struct sk_buff *skb, struct sock *sk,
 	sock_hold(sk);
 	skb->sk = sk;
 	skb->destructor = destructor;
+}
+
+/*
+ * Whether the buffer went through a receive path of this host (a veth or the loopback device
+ * carried it back in): __netif_receive_skb_core() sets skb_iif, which a buffer allocated to
+ * be sent starts with 0.
+ */
+bool rrxe_helper_skb_received(const struct sk_buff *skb)
+{
+	return skb->skb_iif != 0;
 }
 
 struct sock *rrxe_helper_skb_sk(const struct sk_buff *skb)

@@ -138,6 +138,7 @@ void *rrxe_helper_sk_user_data(struct sock *sk);
 void rrxe_helper_skb_set_owner(struct sk_buff *skb, struct sock *sk,
 			       void (*destructor)(struct sk_buff *));
 struct sock *rrxe_helper_skb_sk(const struct sk_buff *skb);
+bool rrxe_helper_skb_received(const struct sk_buff *skb);
 void rrxe_helper_sock_put(struct sock *sk);
 
 /* tracepoints (rrxe_trace.h) */
@@ -148,6 +149,7 @@ struct work_struct;
 void rrxe_helper_work_init(struct work_struct *w, void (*fn)(struct work_struct *));
 void rrxe_helper_work_init_sleeping(struct work_struct *w, void (*fn)(struct work_struct *));
 bool rrxe_helper_work_queue_bh(struct work_struct *w);
+bool rrxe_helper_work_queue_bh_on(unsigned int cpu, struct work_struct *w);
 /* queue_work() on system_unbound_wq: process context, may sleep */
 bool rrxe_helper_work_queue_unbound(struct work_struct *w);
 bool rrxe_helper_work_cancel_sync(struct work_struct *w);

@@ -117,6 +117,23 @@ impl<O: WorkTarget<K>, K: WorkKind> RefWork<O, K> {
         }
     }
 
+    /// As [`Self::queue`], on the BH workqueue of `cpu` (this CPU's if it is not online); a
+    /// sleeping kind goes to the unbound workqueue as always.
+    pub(crate) fn queue_on(&self, target: &ObjRef<O>, cpu: u32) {
+        let mut q = self.queued.lock();
+        if !q.hold(target) {
+            return;
+        }
+        // SAFETY: As in `queue`.
+        unsafe {
+            if K::SLEEPS {
+                bindings::rrxe_helper_work_queue_unbound(self.work.get());
+            } else {
+                bindings::rrxe_helper_work_queue_bh_on(cpu, self.work.get());
+            }
+        }
+    }
+
     /// Stops the work for good (its target is going away): later [`Self::queue`] calls do
     /// nothing; waits for a running instance and drops the reference. Process context; not
     /// from the work itself.

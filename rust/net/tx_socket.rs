@@ -31,8 +31,10 @@ pub(crate) trait TxOwner: Counted + Sized + 'static {
     fn tx_socket(&self) -> &TxSocket<Self>;
 
     /// One of the buffers sent with [`TxSocket::charge`] was released. Any context but hard
-    /// interrupts (softirq, process).
-    fn tx_released(this: &ObjRef<Self>);
+    /// interrupts (softirq, process). `received`: it is being received on this host (a veth
+    /// or the loopback device carried it back in, and the IP layer let go of it before its
+    /// receiver has it); otherwise it left through a device, or was dropped.
+    fn tx_released(this: &ObjRef<Self>, received: bool);
 }
 
 /// A kernel UDP socket (never bound, never used to send or receive) that owns the buffers one
@@ -67,7 +69,9 @@ unsafe extern "C" fn released<O: TxOwner>(skb: *mut bindings::sk_buff) {
     let owner = unsafe { bindings::rrxe_helper_sk_user_data(sk) }.cast::<O>();
     // SAFETY: `charge` gave up one counted reference to `owner` for this buffer.
     let owner = unsafe { ObjRef::from_raw(owner) };
-    O::tx_released(&owner);
+    // SAFETY: `skb` is valid for the destructor's duration.
+    let received = unsafe { bindings::rrxe_helper_skb_received(skb) };
+    O::tx_released(&owner, received);
     drop(owner);
     // SAFETY: The reference `charge` took for this buffer.
     unsafe { bindings::rrxe_helper_sock_put(sk) };

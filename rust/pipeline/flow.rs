@@ -18,11 +18,14 @@
 //! A run that may not send does nothing and records that it waits; the release of the buffer
 //! that lifts the block runs the QP again (its deferred kick, on the releasing CPU).
 //!
-//! A buffer is released before it has arrived: on a veth, `ip_rcv` orphans it and only later
-//! in the same softirq does the receiver queue it for its QP. So the release that would empty
-//! the flow does not count at once: it leaves the buffer counted and asks for [`TxFlow::drained`]
-//! from BH work on the releasing CPU, which runs after that CPU's receive softirq; until then a
-//! run on another CPU waits.
+//! A buffer that a veth or the loopback device carries back into this host is released before
+//! it has arrived: `ip_rcv` orphans it and only later in the same softirq does the receiver
+//! queue it for its QP. So the release that would empty the flow does not count at once: the
+//! buffer stays counted, *parked* on the releasing CPU, until [`TxFlow::drained`] runs there
+//! after that CPU's receive softirq. The drain is lazy: the QP's own runs on that CPU (the one
+//! it sends from, on a veth) need none, as they come after the softirq, and go on; a run on
+//! another CPU queues the drain on the parking CPU and waits for it. A buffer released
+//! otherwise (sent by a device, or dropped) has left and counts at once.
 
 use kernel::sync::atomic::{
     Acquire,
@@ -44,18 +47,35 @@ pub(crate) enum Release {
     Counted,
     /// Run the QP: it waited and may send now.
     Resume,
-    /// The flow's last buffer: call [`TxFlow::drained`] from BH work on this CPU.
-    Last,
+    /// The flow's last buffer, parked on this CPU while a run waits: queue the drain here
+    /// ([`TxFlow::drained`]).
+    Drain,
 }
+
+/// Whether a run may send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Clearance {
+    /// Yes.
+    Open,
+    /// No: a later release or drain runs the QP again.
+    Wait,
+    /// No, and the flow's last buffer is parked on this CPU: queue its drain there.
+    WaitDrainOn(u32),
+}
+
+/// No buffer is parked.
+const NOT_PARKED: u32 = 0;
 
 /// The transmit state of one QP.
 pub(crate) struct TxFlow {
-    /// Buffers sent and not yet released.
+    /// Buffers sent and not yet released, and the parked one.
     in_flight: Atomic<u32>,
     /// The CPU the QP last sent from.
     cpu: Atomic<u32>,
     /// A run found it may not send and waits for a release.
     waiting: Atomic<bool>,
+    /// The CPU (plus one) the parked buffer waits to be drained on, or [`NOT_PARKED`].
+    parked: Atomic<u32>,
 }
 
 impl TxFlow {
@@ -65,6 +85,7 @@ impl TxFlow {
             in_flight: Atomic::new(0),
             cpu: Atomic::new(0),
             waiting: Atomic::new(false),
+            parked: Atomic::new(NOT_PARKED),
         }
     }
 
@@ -74,22 +95,35 @@ impl TxFlow {
     }
 
     /// Whether the QP's run on `cpu` (which stays there: softirqs are disabled) may send. If
-    /// not, the QP waits: a later release runs it again. The one who runs the QP calls this.
-    pub(crate) fn may_send_on(&self, cpu: u32) -> bool {
+    /// not, the QP waits: a later release or drain runs it again. The one who runs the QP
+    /// calls this.
+    pub(crate) fn may_send_on(&self, cpu: u32) -> Clearance {
         let last = self.cpu.load(Relaxed);
         if Self::may_send(self.in_flight.load(Acquire), last, cpu) {
             self.cpu.store(cpu, Relaxed);
-            return true;
+            return Clearance::Open;
+        }
+        // The parked buffer's softirq on this CPU is over (this run comes after it, or runs
+        // inside the delivery of that very buffer, which is queued by then): drain it here.
+        if self.take_parked_on(cpu) {
+            self.in_flight.fetch_sub(1, Full);
+            if Self::may_send(self.in_flight.load(Acquire), last, cpu) {
+                self.cpu.store(cpu, Relaxed);
+                return Clearance::Open;
+            }
         }
         // Announce the wait, then look again: a release between the two either sees the
-        // announcement (and runs the QP) or is seen here.
+        // announcement (and runs the QP, or drains) or is seen here.
         self.waiting.xchg(true, Full);
         if Self::may_send(self.in_flight.load(Acquire), last, cpu) {
             self.waiting.store(false, Relaxed);
             self.cpu.store(cpu, Relaxed);
-            return true;
+            return Clearance::Open;
         }
-        false
+        match self.take_parked() {
+            Some(c) => Clearance::WaitDrainOn(c),
+            None => Clearance::Wait,
+        }
     }
 
     /// A buffer is handed to the stack.
@@ -97,16 +131,16 @@ impl TxFlow {
         self.in_flight.fetch_add(1, Relaxed);
     }
 
-    /// A buffer was released. Any context.
-    pub(crate) fn released(&self) -> Release {
+    /// A buffer was released on `cpu`; `received`: on its way into this host (see the module
+    /// documentation). Any context.
+    pub(crate) fn released(&self, received: bool, cpu: u32) -> Release {
         let mut n = self.in_flight.load(Relaxed);
         let left = loop {
-            if n <= 1 {
-                // The last one: it stays counted until `drained`.
-                return Release::Last;
+            if n <= 1 && received {
+                return self.park(cpu);
             }
-            match self.in_flight.cmpxchg(n, n - 1, Full) {
-                Ok(_) => break n - 1,
+            match self.in_flight.cmpxchg(n, n.saturating_sub(1), Full) {
+                Ok(_) => break n.saturating_sub(1),
                 Err(now) => n = now,
             }
         };
@@ -117,8 +151,33 @@ impl TxFlow {
         }
     }
 
-    /// The BH work a [`Release::Last`] asked for: uncounts that buffer. `true` when the QP
-    /// waited and may send now (the caller runs it).
+    /// Parks the flow's last buffer on `cpu` (it stays counted); if a run waits, it is drained
+    /// at once.
+    fn park(&self, cpu: u32) -> Release {
+        self.parked.xchg(cpu.saturating_add(1), Full);
+        if self.waiting.load(Acquire) && self.take_parked().is_some() {
+            return Release::Drain;
+        }
+        Release::Counted
+    }
+
+    /// Takes the parked buffer's drain (whoever takes it queues it, once).
+    fn take_parked(&self) -> Option<u32> {
+        match self.parked.xchg(NOT_PARKED, Full) {
+            NOT_PARKED => None,
+            c => Some(c - 1),
+        }
+    }
+
+    /// Takes the parked buffer's drain if it is parked on `cpu`.
+    fn take_parked_on(&self, cpu: u32) -> bool {
+        let mine = cpu.saturating_add(1);
+        self.parked.load(Relaxed) == mine && self.parked.cmpxchg(mine, NOT_PARKED, Full).is_ok()
+    }
+
+    /// The drain of the parked buffer ([`Clearance::WaitDrainOn`], [`Release::Drain`]), on the CPU
+    /// that parked it: uncounts it. `true` when the QP waited and may send now (the caller
+    /// runs it).
     pub(crate) fn drained(&self) -> bool {
         let left = self.in_flight.fetch_sub(1, Full).saturating_sub(1);
         self.resume(left)
@@ -145,26 +204,82 @@ mod tests {
     use super::*;
 
     #[test]
-    fn another_cpu_waits_until_the_last_buffer_is_drained() {
+    fn a_received_last_buffer_is_parked_until_another_cpu_needs_it_drained() {
         let f = TxFlow::new();
-        assert!(f.may_send_on(1));
+        assert_eq!(f.may_send_on(1), Clearance::Open);
         f.sent();
         f.sent();
         // The same CPU goes on; another waits.
-        assert!(f.may_send_on(1));
-        assert!(!f.may_send_on(0));
+        assert_eq!(f.may_send_on(1), Clearance::Open);
+        assert_eq!(f.may_send_on(0), Clearance::Wait);
         assert!(f.is_waiting());
         // The first release runs the QP again (below the resume mark): still one in flight.
-        assert_eq!(f.released(), Release::Resume);
-        assert!(!f.may_send_on(0));
-        // The last stays counted until drained; the same CPU may still send meanwhile.
-        assert_eq!(f.released(), Release::Last);
+        assert_eq!(f.released(true, 1), Release::Resume);
+        assert_eq!(f.may_send_on(0), Clearance::Wait);
+        // The last one, received, is parked on its CPU; a run waits, so it is drained at once.
+        assert_eq!(f.released(true, 1), Release::Drain);
         assert_eq!(f.in_flight(), 1);
-        assert!(!f.may_send_on(0));
         assert!(f.drained());
         assert_eq!(f.in_flight(), 0);
-        assert!(f.may_send_on(0));
+        assert_eq!(f.may_send_on(0), Clearance::Open);
         assert!(!f.is_waiting());
+    }
+
+    #[test]
+    fn a_parked_buffer_needs_no_drain_on_its_cpu_and_a_remote_one_elsewhere() {
+        let f = TxFlow::new();
+        assert_eq!(f.may_send_on(1), Clearance::Open);
+        f.sent();
+        // Nobody waits: parked, no work queued.
+        assert_eq!(f.released(true, 1), Release::Counted);
+        assert_eq!(f.in_flight(), 1);
+        // The QP's next run on that CPU goes on (and drains nothing while it need not).
+        assert_eq!(f.may_send_on(1), Clearance::Open);
+        assert_eq!(f.in_flight(), 1);
+        // A run on another CPU queues the drain on the parking CPU, once, and waits.
+        assert_eq!(f.may_send_on(0), Clearance::WaitDrainOn(1));
+        assert_eq!(f.may_send_on(0), Clearance::Wait);
+        assert!(f.drained());
+        assert_eq!(f.may_send_on(0), Clearance::Open);
+    }
+
+    #[test]
+    fn a_run_on_the_parking_cpu_drains_inline() {
+        let f = TxFlow::new();
+        assert_eq!(f.may_send_on(0), Clearance::Open);
+        f.sent();
+        // Received on CPU 1 (another CPU's receive path): parked there.
+        assert_eq!(f.released(true, 1), Release::Counted);
+        // A run on CPU 1 comes after that softirq: it drains the buffer itself.
+        assert_eq!(f.may_send_on(1), Clearance::Open);
+        assert_eq!(f.in_flight(), 0);
+    }
+
+    #[test]
+    fn a_buffer_that_left_counts_at_once() {
+        let f = TxFlow::new();
+        assert_eq!(f.may_send_on(1), Clearance::Open);
+        f.sent();
+        assert_eq!(f.may_send_on(0), Clearance::Wait);
+        // Sent by a device (or dropped): nothing to drain, the waiting run goes.
+        assert_eq!(f.released(false, 1), Release::Resume);
+        assert_eq!(f.in_flight(), 0);
+        assert_eq!(f.may_send_on(0), Clearance::Open);
+    }
+
+    #[test]
+    fn a_buffer_sent_while_one_is_parked_keeps_the_count_right() {
+        let f = TxFlow::new();
+        assert_eq!(f.may_send_on(1), Clearance::Open);
+        f.sent();
+        assert_eq!(f.released(true, 1), Release::Counted);
+        f.sent();
+        assert_eq!(f.released(true, 1), Release::Counted);
+        // One left: the parked one.
+        assert_eq!(f.in_flight(), 1);
+        assert_eq!(f.may_send_on(0), Clearance::WaitDrainOn(1));
+        assert!(f.drained());
+        assert_eq!(f.in_flight(), 0);
     }
 
     #[test]
@@ -173,24 +288,13 @@ mod tests {
         for _ in 0..MAX_IN_FLIGHT {
             f.sent();
         }
-        assert!(!f.may_send_on(0));
+        assert_eq!(f.may_send_on(0), Clearance::Wait);
         // Releases above the mark do not run the QP; the one reaching it does, once.
         for _ in RESUME_AT + 1..MAX_IN_FLIGHT {
-            assert_eq!(f.released(), Release::Counted);
+            assert_eq!(f.released(true, 0), Release::Counted);
         }
-        assert_eq!(f.released(), Release::Resume);
-        assert_eq!(f.released(), Release::Counted);
-        assert!(f.may_send_on(0));
-    }
-
-    #[test]
-    fn a_buffer_sent_before_the_drain_keeps_the_count_right() {
-        let f = TxFlow::new();
-        f.sent();
-        assert_eq!(f.released(), Release::Last);
-        f.sent();
-        assert_eq!(f.released(), Release::Counted);
-        assert!(!f.drained());
-        assert_eq!(f.in_flight(), 0);
+        assert_eq!(f.released(true, 0), Release::Resume);
+        assert_eq!(f.released(true, 0), Release::Counted);
+        assert_eq!(f.may_send_on(0), Clearance::Open);
     }
 }
