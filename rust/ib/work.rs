@@ -102,6 +102,16 @@ impl<O: WorkTarget<K>, K: WorkKind> RefWork<O, K> {
 
     /// Queues the work for `target`. Any context. Does nothing once closed.
     pub(crate) fn queue(&self, target: &ObjRef<O>) {
+        self.queue_where(target, None);
+    }
+
+    /// As [`Self::queue`], on the BH workqueue of `cpu` (this CPU's if it is not online); a
+    /// sleeping kind goes to the unbound workqueue as always.
+    pub(crate) fn queue_on(&self, target: &ObjRef<O>, cpu: u32) {
+        self.queue_where(target, Some(cpu));
+    }
+
+    fn queue_where(&self, target: &ObjRef<O>, cpu: Option<u32>) {
         let mut q = self.queued.lock();
         if !q.hold(target) {
             return;
@@ -109,28 +119,11 @@ impl<O: WorkTarget<K>, K: WorkKind> RefWork<O, K> {
         // SAFETY: The work is initialised; queued under the lock, so `close` (which sets
         // `closed` under it first) cancels every queueing that happened.
         unsafe {
-            if K::SLEEPS {
-                bindings::rrxe_helper_work_queue_unbound(self.work.get());
-            } else {
-                bindings::rrxe_helper_work_queue_bh(self.work.get());
-            }
-        }
-    }
-
-    /// As [`Self::queue`], on the BH workqueue of `cpu` (this CPU's if it is not online); a
-    /// sleeping kind goes to the unbound workqueue as always.
-    pub(crate) fn queue_on(&self, target: &ObjRef<O>, cpu: u32) {
-        let mut q = self.queued.lock();
-        if !q.hold(target) {
-            return;
-        }
-        // SAFETY: As in `queue`.
-        unsafe {
-            if K::SLEEPS {
-                bindings::rrxe_helper_work_queue_unbound(self.work.get());
-            } else {
-                bindings::rrxe_helper_work_queue_bh_on(cpu, self.work.get());
-            }
+            match cpu {
+                _ if K::SLEEPS => bindings::rrxe_helper_work_queue_unbound(self.work.get()),
+                Some(cpu) => bindings::rrxe_helper_work_queue_bh_on(cpu, self.work.get()),
+                None => bindings::rrxe_helper_work_queue_bh(self.work.get()),
+            };
         }
     }
 
