@@ -41,18 +41,13 @@ use crate::{
         ObjRef,
         Qp,
         TimerTarget,
-        WorkKind,
         WorkTarget, //
     },
     kernel_ext::{
         trace_drop,
         BhDisabled, //
     },
-    net::{
-        SkBuff,
-        TxOwner,
-        TxSocket, //
-    },
+    net::SkBuff,
     proto::{
         hdr::Bth,
         packet,
@@ -464,36 +459,6 @@ impl TimerTarget for Qp<RrxeDevice> {
             this.pipe().send.lock().timer_fired = true;
         }
         kick(&this);
-    }
-}
-
-impl TxOwner for Qp<RrxeDevice> {
-    fn tx_socket(&self) -> &TxSocket<Self> {
-        &self.pipe().socket
-    }
-
-    fn tx_released(this: &ObjRef<Self>, received: bool) {
-        let cpu = kernel::cpu::CpuId::current().as_u32();
-        match this.pipe().flow.released(received, cpu) {
-            flow::Release::Counted => (),
-            flow::Release::Resume => this.pipe().kicker.queue(this),
-            flow::Release::Drain => this.pipe().drain.queue(this),
-        }
-    }
-}
-
-/// The BH work that uncounts a QP's parked packet, on the CPU that parked it ([`flow`]).
-pub(crate) struct FlowDrain;
-
-impl WorkKind for FlowDrain {
-    const SLEEPS: bool = false;
-}
-
-impl WorkTarget<FlowDrain> for Qp<RrxeDevice> {
-    fn work_run(this: ObjRef<Self>) {
-        if this.pipe().flow.drained() {
-            this.pipe().kicker.queue(&this);
-        }
     }
 }
 

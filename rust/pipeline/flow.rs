@@ -27,6 +27,19 @@
 //! another CPU queues the drain on the parking CPU and waits for it. A buffer released
 //! otherwise (sent by a device, or dropped) has left and counts at once.
 
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        ObjRef,
+        Qp,
+        WorkKind,
+        WorkTarget, //
+    },
+    net::{
+        TxOwner,
+        TxSocket, //
+    },
+};
 use kernel::sync::atomic::{
     Acquire,
     Atomic,
@@ -196,6 +209,36 @@ impl TxFlow {
     /// Whether a run waits for a release, for reports.
     pub(crate) fn is_waiting(&self) -> bool {
         self.waiting.load(Relaxed)
+    }
+}
+
+impl TxOwner for Qp<RrxeDevice> {
+    fn tx_socket(&self) -> &TxSocket<Self> {
+        &self.pipe().socket
+    }
+
+    fn tx_released(this: &ObjRef<Self>, received: bool) {
+        let cpu = kernel::cpu::CpuId::current().as_u32();
+        match this.pipe().flow.released(received, cpu) {
+            Release::Counted => (),
+            Release::Resume => this.pipe().kicker.queue(this),
+            Release::Drain => this.pipe().drain.queue(this),
+        }
+    }
+}
+
+/// The BH work that uncounts a QP's parked packet, on the CPU that parked it (the module documentation).
+pub(crate) struct FlowDrain;
+
+impl WorkKind for FlowDrain {
+    const SLEEPS: bool = false;
+}
+
+impl WorkTarget<FlowDrain> for Qp<RrxeDevice> {
+    fn work_run(this: ObjRef<Self>) {
+        if this.pipe().flow.drained() {
+            this.pipe().kicker.queue(&this);
+        }
     }
 }
 

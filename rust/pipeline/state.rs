@@ -327,7 +327,7 @@ pub(crate) struct QpPipe {
     /// The packets in the network stack and where they were sent from.
     pub(crate) flow: super::flow::TxFlow,
     /// Uncounts the flow's last released packet once its CPU's receive softirq is over.
-    pub(crate) drain: Pin<KBox<RefWork<Qp<RrxeDevice>, super::FlowDrain>>>,
+    pub(crate) drain: Pin<KBox<RefWork<Qp<RrxeDevice>, super::flow::FlowDrain>>>,
     /// Owns the packets the QP sends to the stack.
     pub(crate) socket: TxSocket<Qp<RrxeDevice>>,
 }
