@@ -58,7 +58,7 @@ fn psn_le(a: Psn, b: Psn) -> bool {
 /// What a completer step asks of the engine.
 #[derive(Default)]
 pub(crate) struct CompOutcome {
-    pub(crate) progressed: bool,
+    /// The QP must move to ERR.
     pub(crate) fatal: bool,
     /// A counted drop: the packet was not for anything outstanding.
     pub(crate) dropped: bool,
@@ -196,7 +196,6 @@ pub(crate) fn on_response(
                         drop(st);
                         pipe.timer
                             .arm(&ObjRef::new(qp), u64::from(timer_us).max(10));
-                        out.progressed = true;
                         return out;
                     }
                     let status = st.rnr_retry.exhausted_status();
@@ -213,7 +212,6 @@ pub(crate) fn on_response(
                 }
                 AckDecision::Ignore => out.dropped = true,
             }
-            out.progressed = true;
         }
         OpKind::ReadResponse | OpKind::AtomicAck => {
             // Everything before the oldest READ/atomic is implicitly acknowledged.
@@ -238,7 +236,6 @@ pub(crate) fn on_response(
                     // still coming behind it are dropped; the timer covers a lost retry).
                     st.asked_again = Some(st.comp_psn);
                     out.fatal = retry(qp, &mut st, RetryCause::Response);
-                    out.progressed = true;
                 } else {
                     out.dropped = true;
                 }
@@ -291,7 +288,6 @@ pub(crate) fn on_response(
                 }
                 out.fatal = status != WcStatus::Success;
             }
-            out.progressed = true;
         }
         _ => out.dropped = true,
     }
@@ -322,7 +318,6 @@ pub(crate) fn on_timer(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> CompOutcome {
         return out;
     }
     st.timer_fired = false;
-    out.progressed = true;
     if st.wait == SendWait::Rnr {
         st.wait = SendWait::None;
         return out;
