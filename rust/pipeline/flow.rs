@@ -72,7 +72,7 @@ pub(crate) enum Clearance {
     Open,
     /// No: a later release or drain runs the QP again.
     Wait,
-    /// No, and the flow's last buffer is parked on this CPU: queue its drain there.
+    /// No, and the flow's last buffer is parked on the CPU given: queue its drain there.
     WaitDrainOn(u32),
 }
 
@@ -112,31 +112,37 @@ impl TxFlow {
     /// calls this.
     pub(crate) fn may_send_on(&self, cpu: u32) -> Clearance {
         let last = self.cpu.load(Relaxed);
-        if Self::may_send(self.in_flight.load(Acquire), last, cpu) {
-            self.cpu.store(cpu, Relaxed);
+        if self.claim(last, cpu) {
             return Clearance::Open;
         }
         // The parked buffer's softirq on this CPU is over (this run comes after it, or runs
         // inside the delivery of that very buffer, which is queued by then): drain it here.
         if self.take_parked_on(cpu) {
             self.in_flight.fetch_sub(1, Full);
-            if Self::may_send(self.in_flight.load(Acquire), last, cpu) {
-                self.cpu.store(cpu, Relaxed);
+            if self.claim(last, cpu) {
                 return Clearance::Open;
             }
         }
         // Announce the wait, then look again: a release between the two either sees the
         // announcement (and runs the QP, or drains) or is seen here.
         self.waiting.xchg(true, Full);
-        if Self::may_send(self.in_flight.load(Acquire), last, cpu) {
+        if self.claim(last, cpu) {
             self.waiting.store(false, Relaxed);
-            self.cpu.store(cpu, Relaxed);
             return Clearance::Open;
         }
         match self.take_parked() {
             Some(c) => Clearance::WaitDrainOn(c),
             None => Clearance::Wait,
         }
+    }
+
+    /// Makes `cpu` the flow's CPU if the QP, last sent from `last`, may send from it now.
+    fn claim(&self, last: u32, cpu: u32) -> bool {
+        let ok = Self::may_send(self.in_flight.load(Acquire), last, cpu);
+        if ok {
+            self.cpu.store(cpu, Relaxed);
+        }
+        ok
     }
 
     /// A buffer is handed to the stack.
@@ -227,7 +233,8 @@ impl TxOwner for Qp<RrxeDevice> {
     }
 }
 
-/// The BH work that uncounts a QP's parked packet, on the CPU that parked it (the module documentation).
+/// The BH work that uncounts a QP's parked packet, on the CPU that parked it (see the module
+/// documentation).
 pub(crate) struct FlowDrain;
 
 impl WorkKind for FlowDrain {
