@@ -7,9 +7,11 @@
 //! C headers: [`include/linux/vmalloc.h`](srctree/include/linux/vmalloc.h),
 //! [`include/linux/highmem.h`](srctree/include/linux/highmem.h).
 
+mod fill;
 mod pages;
 mod user_buf;
 
+pub(crate) use fill::Fill;
 pub(crate) use pages::{
     copy_page,
     copy_span,

@@ -17,6 +17,7 @@ use crate::{
     index::PoolIndex,
     kernel_ext::random_u8,
     mm::{
+        Fill,
         KernelConsumer,
         Span, //
     },
@@ -245,13 +246,14 @@ impl RrxeMr {
         }
     }
 
-    /// Copies between a fast-registration mapping and `buf` (`out`: from the MR).
-    fn frwr_copy(
-        kernel: &KernelConsumer,
+    /// Walks `len` bytes at `va` of a fast-registration mapping, calling `f(kernel address,
+    /// bytes)` for each piece within one page, in order, under the mapping's lock (an
+    /// invalidation cannot change the pages under the walk).
+    fn frwr_walk(
         pages: &SpinLockIrq<PageList>,
         va: u64,
-        buf: &mut [u8],
-        out: bool,
+        len: usize,
+        mut f: impl FnMut(u64, core::ops::Range<usize>) -> Result,
     ) -> Result {
         let p = pages.lock();
         let ps = p.page_size;
@@ -259,27 +261,19 @@ impl RrxeMr {
             return Err(EFAULT);
         }
         let off = va.checked_sub(p.iova).ok_or(EFAULT)?;
-        if off
-            .checked_add(buf.len() as u64)
-            .is_none_or(|e| e > p.length)
-        {
+        if off.checked_add(len as u64).is_none_or(|e| e > p.length) {
             return Err(EFAULT);
         }
         let mut pos = (p.iova & (ps.wrapping_sub(1)))
             .checked_add(off)
             .ok_or(EFAULT)?;
         let mut done = 0usize;
-        while done < buf.len() {
+        while done < len {
             let idx = usize::try_from(pos.checked_div(ps).ok_or(EFAULT)?).map_err(|_| EFAULT)?;
             let in_page = pos.checked_rem(ps).ok_or(EFAULT)?;
-            let n = (ps.saturating_sub(in_page) as usize).min(buf.len() - done);
+            let n = (ps.saturating_sub(in_page) as usize).min(len - done);
             let addr = p.pages.get(idx).ok_or(EFAULT)?.wrapping_add(in_page);
-            let chunk = buf.get_mut(done..done + n).ok_or(EFAULT)?;
-            if out {
-                crate::mm::kernel_read(kernel, addr, chunk)?;
-            } else {
-                crate::mm::kernel_write(kernel, addr, chunk)?;
-            }
+            f(addr, done..done + n)?;
             done += n;
             pos = pos.saturating_add(n as u64);
         }
@@ -348,14 +342,16 @@ impl RrxeMr {
         Ok(())
     }
 
-    /// Copies `dst.len()` bytes at address `va` of the region into `dst`.
-    pub(crate) fn read(&self, va: u64, dst: &mut [u8]) -> Result {
-        let off = self.offset(va, dst.len())?;
+    /// Appends `n` bytes at address `va` of the region to `dst`.
+    pub(crate) fn read(&self, va: u64, n: usize, dst: &mut Fill<'_>) -> Result {
+        let off = self.offset(va, n)?;
         match &self.kind {
-            MrKind::User { umem } => umem.pages().read(off as usize, dst),
-            MrKind::OnDemand { odp } => odp.read(off as usize, dst),
-            MrKind::Dma(k) => crate::mm::kernel_read(k, va, dst),
-            MrKind::FastReg { pages, kernel } => Self::frwr_copy(kernel, pages, va, dst, true),
+            MrKind::User { umem } => umem.pages().read(off as usize, n, dst),
+            MrKind::OnDemand { odp } => odp.read(off as usize, n, dst),
+            MrKind::Dma(k) => crate::mm::kernel_read(k, va, n, dst),
+            MrKind::FastReg { pages, kernel } => Self::frwr_walk(pages, va, n, |addr, r| {
+                crate::mm::kernel_read(kernel, addr, r.len(), dst)
+            }),
         }
     }
 
@@ -367,18 +363,9 @@ impl RrxeMr {
             MrKind::OnDemand { odp } => odp.write(off as usize, src),
             MrKind::Dma(k) => crate::mm::kernel_write(k, va, src),
             MrKind::FastReg { pages, kernel } => {
-                // The copy helper takes a mutable buffer for both directions; copy the source
-                // through a bounded stack buffer.
-                let mut tmp = [0u8; 256];
-                let mut done = 0;
-                while done < src.len() {
-                    let n = (src.len() - done).min(tmp.len());
-                    tmp[..n].copy_from_slice(&src[done..done + n]);
-                    let at = va.checked_add(done as u64).ok_or(EFAULT)?;
-                    Self::frwr_copy(kernel, pages, at, &mut tmp[..n], false)?;
-                    done += n;
-                }
-                Ok(())
+                Self::frwr_walk(pages, va, src.len(), |addr, r| {
+                    crate::mm::kernel_write(kernel, addr, src.get(r).ok_or(EFAULT)?)
+                })
             }
         }
     }

@@ -252,8 +252,22 @@ struct sk_buff *rrxe_helper_skb_alloc(struct net_device *ndev, unsigned int len,
 		return NULL;
 	skb_reserve(skb, room);
 	skb->dev = ndev;
-	skb_put_zero(skb, len);
 	return skb;
+}
+
+unsigned int rrxe_helper_skb_tailroom(const struct sk_buff *skb)
+{
+	return skb_tailroom(skb);
+}
+
+unsigned char *rrxe_helper_skb_tail_pointer(const struct sk_buff *skb)
+{
+	return skb_tail_pointer(skb);
+}
+
+unsigned char *rrxe_helper_skb_put(struct sk_buff *skb, unsigned int len)
+{
+	return skb_put(skb, len);
 }
 
 void rrxe_helper_skb_free(struct sk_buff *skb)

@@ -70,6 +70,9 @@ struct rtable;
 struct page;
 struct sk_buff *rrxe_helper_skb_alloc(struct net_device *ndev, unsigned int len,
 				      unsigned int headroom);
+unsigned int rrxe_helper_skb_tailroom(const struct sk_buff *skb);
+unsigned char *rrxe_helper_skb_tail_pointer(const struct sk_buff *skb);
+unsigned char *rrxe_helper_skb_put(struct sk_buff *skb, unsigned int len);
 void rrxe_helper_skb_free(struct sk_buff *skb);
 void rrxe_helper_skb_consume(struct sk_buff *skb);
 unsigned int rrxe_helper_skb_headlen(const struct sk_buff *skb);

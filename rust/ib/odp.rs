@@ -27,7 +27,8 @@ use crate::{
     bindings,
     mm::{
         copy_page,
-        page_atomic_u64, //
+        page_atomic_u64,
+        Fill, //
     },
     new_spinlock_irq,
     sync::SpinLockIrq, //
@@ -379,16 +380,20 @@ impl UmemOdp {
         Ok(())
     }
 
-    /// Copies `dst.len()` bytes at byte `off` of the registration into `dst`; `EAGAIN` (and
-    /// no byte moved) if a page is not present.
-    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
-        let buf = dst.as_mut_ptr();
-        self.table
-            .with_pages(off, dst.len(), false, |page, in_page, n, done| {
-                // SAFETY: The page is present and stays so while the table lock is held;
-                // `in_page + n <= PAGE_SIZE`; `dst` has `n` bytes at `done`.
-                unsafe { copy_page(page, in_page, buf.add(done), n, true) }
-            })
+    /// Appends `len` bytes at byte `off` of the registration to `dst`; `EAGAIN` (and no byte
+    /// moved) if a page is not present.
+    pub(crate) fn read(&self, off: usize, len: usize, dst: &mut Fill<'_>) -> Result {
+        let copy = |buf: *mut u8| {
+            self.table
+                .with_pages(off, len, false, |page, in_page, n, done| {
+                    // SAFETY: The page is present and stays so while the table lock is held;
+                    // `in_page + n <= PAGE_SIZE`; `buf` has `n` bytes at `done` (`append`).
+                    unsafe { copy_page(page, in_page, buf.add(done), n, true) }
+                })
+        };
+        // SAFETY: `with_pages` either fails before any page is visited, or visits the pages of
+        // exactly `len` bytes, each copied to its place above.
+        unsafe { dst.append(len, copy) }
     }
 
     /// Copies `src` to byte `off` of the registration; `EAGAIN` (and no byte moved) if a page

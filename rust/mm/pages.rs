@@ -8,6 +8,7 @@
 //!
 //! C header: [`include/linux/highmem.h`](srctree/include/linux/highmem.h).
 
+use super::Fill;
 use crate::bindings;
 use core::sync::atomic::AtomicU64;
 use kernel::{
@@ -15,14 +16,6 @@ use kernel::{
     page::PAGE_SIZE,
     prelude::*, //
 };
-
-/// Which way a copy goes.
-enum Dir<'a, 'b> {
-    /// From the pages into the slice.
-    Out(&'a mut [u8]),
-    /// From the slice into the pages.
-    In(&'b [u8]),
-}
 
 /// Copies between the slice and `len` bytes of `page` at `off` (within the page).
 ///
@@ -85,11 +78,13 @@ impl PinnedPages {
         })
     }
 
-    fn copy(&self, off: usize, mut dir: Dir<'_, '_>) -> Result {
-        let total = match &dir {
-            Dir::Out(d) => d.len(),
-            Dir::In(s) => s.len(),
-        };
+    /// Copies between `buf` and `total` bytes at byte `off` of the range (`out`: into `buf`);
+    /// `EFAULT`, and nothing copied, out of range.
+    ///
+    /// # Safety
+    ///
+    /// `buf` is valid for `total` bytes (written only when `out`).
+    unsafe fn copy(&self, off: usize, buf: *mut u8, total: usize, out: bool) -> Result {
         if off.checked_add(total).is_none_or(|e| e > self.len) {
             return Err(EFAULT);
         }
@@ -99,27 +94,25 @@ impl PinnedPages {
             let page = *self.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
             let in_page = pos % PAGE_SIZE;
             let n = (PAGE_SIZE - in_page).min(total - done);
-            let (buf, out) = match &mut dir {
-                Dir::Out(d) => (d[done..].as_mut_ptr(), true),
-                Dir::In(s) => (s[done..].as_ptr().cast_mut(), false),
-            };
             // SAFETY: By the invariant the page is pinned; `in_page + n <= PAGE_SIZE`; `buf`
-            // has `n` bytes (`done + n <= total`), and is only written for `Dir::Out`.
-            unsafe { copy_page(page as *mut bindings::page, in_page, buf, n, out) };
+            // has `n` bytes at `done` (`done + n <= total`), written only when `out`.
+            unsafe { copy_page(page as *mut bindings::page, in_page, buf.add(done), n, out) };
             pos += n;
             done += n;
         }
         Ok(())
     }
 
-    /// Copies `dst.len()` bytes at byte `off` of the range into `dst`; `EFAULT` out of range.
-    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
-        self.copy(off, Dir::Out(dst))
+    /// Appends `n` bytes at byte `off` of the range to `dst`; `EFAULT` out of range.
+    pub(crate) fn read(&self, off: usize, n: usize, dst: &mut Fill<'_>) -> Result {
+        // SAFETY: `copy` writes only the `n` bytes it is given, all of them when it succeeds.
+        unsafe { dst.append(n, |buf| self.copy(off, buf, n, true)) }
     }
 
     /// Copies `src` to byte `off` of the range; `EFAULT` out of range.
     pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
-        self.copy(off, Dir::In(src))
+        // SAFETY: `src` has `src.len()` bytes, only read (`out` is false).
+        unsafe { self.copy(off, src.as_ptr().cast_mut(), src.len(), false) }
     }
 
     /// Runs `f` on the 8-byte-aligned 64-bit word at byte `off` of the range, atomically with
@@ -195,9 +188,19 @@ impl KernelConsumer {
     }
 }
 
-/// Copies between a slice and kernel virtual memory at `addr`, page by page, each page checked
-/// to be in the direct map.
-fn kernel_copy(k: &KernelConsumer, addr: u64, buf: *mut u8, total: usize, out: bool) -> Result {
+/// Copies between `buf` and kernel virtual memory at `addr`, page by page, each page checked
+/// to be in the direct map (`out`: into `buf`).
+///
+/// # Safety
+///
+/// `buf` is valid for `total` bytes (written only when `out`).
+unsafe fn kernel_copy(
+    k: &KernelConsumer,
+    addr: u64,
+    buf: *mut u8,
+    total: usize,
+    out: bool,
+) -> Result {
     let addr = usize::try_from(addr).map_err(|_| EFAULT)?;
     addr.checked_add(total).ok_or(EFAULT)?;
     let mut done = 0;
@@ -208,22 +211,27 @@ fn kernel_copy(k: &KernelConsumer, addr: u64, buf: *mut u8, total: usize, out: b
         let page = direct_map_page(k, a)?;
         // SAFETY: `page` is a direct-map page; the caller holds a `KernelConsumer`, so the
         // address was posted by a kernel verbs consumer, which keeps the memory allocated until
-        // its work request completes (the verbs contract). `buf` has `total` bytes.
+        // its work request completes (the verbs contract). `buf` has `total` bytes (the
+        // caller's guarantee), so `n` at `done`.
         unsafe { copy_page(page, in_page, buf.add(done), n, out) };
         done += n;
     }
     Ok(())
 }
 
-/// Reads kernel memory a kernel verbs consumer posted (an SGE of its DMA MR or a fast-reg
-/// page), at kernel virtual address `addr`; `EFAULT` outside the direct map.
-pub(crate) fn kernel_read(k: &KernelConsumer, addr: u64, dst: &mut [u8]) -> Result {
-    kernel_copy(k, addr, dst.as_mut_ptr(), dst.len(), true)
+/// Appends `n` bytes of kernel memory a kernel verbs consumer posted (an SGE of its DMA MR or
+/// a fast-reg page), at kernel virtual address `addr`, to `dst`; `EFAULT` outside the direct
+/// map.
+pub(crate) fn kernel_read(k: &KernelConsumer, addr: u64, n: usize, dst: &mut Fill<'_>) -> Result {
+    // SAFETY: `kernel_copy` writes only the `n` bytes it is given, all of them when it
+    // succeeds.
+    unsafe { dst.append(n, |buf| kernel_copy(k, addr, buf, n, true)) }
 }
 
 /// Writes kernel memory a kernel verbs consumer posted, as [`kernel_read`].
 pub(crate) fn kernel_write(k: &KernelConsumer, addr: u64, src: &[u8]) -> Result {
-    kernel_copy(k, addr, src.as_ptr().cast_mut(), src.len(), false)
+    // SAFETY: `src` has `src.len()` bytes, only read (`out` is false).
+    unsafe { kernel_copy(k, addr, src.as_ptr().cast_mut(), src.len(), false) }
 }
 
 /// Runs `f` on the aligned 64-bit word at kernel virtual address `addr`, as [`kernel_read`].

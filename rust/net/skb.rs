@@ -5,7 +5,10 @@
 //! C header: [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h).
 
 use super::NetDevice;
-use crate::bindings;
+use crate::{
+    bindings,
+    mm::Fill, //
+};
 use core::ptr::NonNull;
 use kernel::{
     prelude::*,
@@ -28,9 +31,9 @@ pub(crate) struct SkBuff {
 unsafe impl Send for SkBuff {}
 
 impl SkBuff {
-    /// Allocates a buffer of `len` zeroed bytes for `ndev`, with `headroom` bytes (plus the
-    /// device's link-layer room) in front for headers pushed later. Atomic allocation: callable
-    /// in any context.
+    /// Allocates an empty buffer with room for `len` bytes, filled with [`Self::put_zeroed`]
+    /// and [`Self::put_filled`], and `headroom` bytes (plus the device's link-layer room) in
+    /// front for headers pushed later. Atomic allocation: callable in any context.
     pub(crate) fn alloc(ndev: &NetDevice, len: usize, headroom: usize) -> Result<Self> {
         let len = u32::try_from(len).map_err(|_| EINVAL)?;
         let headroom = u32::try_from(headroom).map_err(|_| EINVAL)?;
@@ -39,6 +42,49 @@ impl SkBuff {
         Ok(Self {
             skb: NonNull::new(skb).ok_or(ENOMEM)?,
         })
+    }
+
+    /// Checks that `n` more bytes fit at the end of the data.
+    fn tailroom_for(&self, n: usize) -> Result<u32> {
+        // SAFETY: By the type invariant the skb is valid.
+        let room = unsafe { bindings::rrxe_helper_skb_tailroom(self.as_raw()) };
+        u32::try_from(n).ok().filter(|&n| n <= room).ok_or(EINVAL)
+    }
+
+    /// Appends `n` zeroed bytes to the data and returns them; `EINVAL` if they do not fit.
+    pub(crate) fn put_zeroed(&mut self, n: usize) -> Result<&mut [u8]> {
+        let n32 = self.tailroom_for(n)?;
+        // SAFETY: By the type invariant the skb is valid and ours; the tailroom holds `n`
+        // bytes, which `skb_put` adds to the data and which are zeroed before the slice is
+        // made.
+        unsafe {
+            let p = bindings::rrxe_helper_skb_put(self.as_raw(), n32);
+            core::ptr::write_bytes(p, 0, n);
+            Ok(core::slice::from_raw_parts_mut(p, n))
+        }
+    }
+
+    /// Appends `n` bytes that `fill` writes through a [`Fill`] (payload copied from memory
+    /// regions, with no zeroing first). The bytes join the data only when `fill` succeeds and
+    /// wrote all `n` of them: no byte nobody wrote can leave in a packet. `EINVAL` if they do
+    /// not fit or `fill` wrote fewer; `fill`'s own error otherwise.
+    pub(crate) fn put_filled(
+        &mut self,
+        n: usize,
+        fill: impl FnOnce(&mut Fill<'_>) -> Result,
+    ) -> Result {
+        let n32 = self.tailroom_for(n)?;
+        // SAFETY: By the type invariant the skb is valid and ours; its tailroom holds `n`
+        // bytes at the tail pointer, which nothing else accesses while `&mut self` is held.
+        let mut dst =
+            unsafe { Fill::from_raw(bindings::rrxe_helper_skb_tail_pointer(self.as_raw()), n) };
+        fill(&mut dst)?;
+        if dst.written() != n {
+            return Err(EINVAL);
+        }
+        // SAFETY: As above; the `n` bytes were all written.
+        unsafe { bindings::rrxe_helper_skb_put(self.as_raw(), n32) };
+        Ok(())
     }
 
     /// Frees a buffer that served its purpose (`consume_skb`: drop monitors do not count it,

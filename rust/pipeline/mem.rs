@@ -12,7 +12,13 @@ use super::{
     },
     state::Snapshot,
 };
-use crate::{device::RrxeDevice, ib::Qp, mr::ACCESS_LOCAL_WRITE, proto::wqe::Sge};
+use crate::{
+    device::RrxeDevice,
+    ib::Qp,
+    mm::Fill,
+    mr::ACCESS_LOCAL_WRITE,
+    proto::wqe::Sge, //
+};
 use kernel::prelude::*;
 
 /// Walks the SGE list from message byte `offset`, calling `f(sge, byte in sge, range in buf)`.
@@ -61,8 +67,8 @@ fn access(sge: &Sge, skip: u32, len: usize, write: bool) -> Result<Access> {
     })
 }
 
-/// Copies message bytes `[offset, offset + buf.len())` of a send WQE into `buf`. `EAGAIN`:
-/// a page of an on-demand-paging MR is being faulted in, `side` waits ([`odp`]).
+/// Appends message bytes `[offset, offset + dst.remaining())` of a send WQE to `dst`.
+/// `EAGAIN`: a page of an on-demand-paging MR is being faulted in, `side` waits ([`odp`]).
 pub(crate) fn gather(
     qp: &Qp<RrxeDevice>,
     side: Side,
@@ -70,13 +76,13 @@ pub(crate) fn gather(
     sge_at: impl Fn(u32) -> Option<Sge>,
     num_sge: u32,
     offset: u32,
-    buf: &mut [u8],
+    dst: &mut Fill<'_>,
 ) -> Result {
-    let len = buf.len();
+    let len = dst.remaining();
     walk(num_sge, sge_at, offset, len, |sge, skip, r| {
         let mr = qp.device().lookup_mr(sge.lkey, snap.pd).ok_or(EINVAL)?;
         let a = access(sge, skip, r.len(), false)?;
-        odp::check(qp, side, &mr, a, mr.read(a.va, &mut buf[r]))
+        odp::check(qp, side, &mr, a, mr.read(a.va, r.len(), dst))
     })
 }
 

@@ -20,6 +20,7 @@ use super::{
 use crate::{
     device::RrxeDevice,
     ib::Qp,
+    mm::Fill,
     mr::RrxeMr,
     mw::BindRequest,
     proto::{
@@ -472,8 +473,8 @@ fn next_packet(
         }
     }
     let slot = &st.slot;
-    let skb = match xmit::build(qp.device(), &h, payload as usize, |buf| {
-        fill_payload(qp, snap, &w, slot, offset, buf)
+    let skb = match xmit::build(qp.device(), &h, payload as usize, |dst| {
+        fill_payload(qp, snap, &w, slot, offset, dst)
     }) {
         Ok(skb) => skb,
         // A page of the payload is being faulted in: the sender waits ([`super::odp`]).
@@ -512,23 +513,22 @@ fn next_packet(
     }))
 }
 
-/// Copies `buf.len()` bytes of the message from byte `offset` into `buf`.
+/// Appends `dst.remaining()` bytes of the message from byte `offset` to `dst`.
 fn fill_payload(
     qp: &Qp<RrxeDevice>,
     snap: &Snapshot,
     w: &SendWqe,
     slot: &[u8],
     offset: u32,
-    buf: &mut [u8],
+    dst: &mut Fill<'_>,
 ) -> Result {
-    if buf.is_empty() {
+    if dst.remaining() == 0 {
         return Ok(());
     }
     if let Some(data) = w.inline_data(slot) {
         let start = offset as usize;
-        let src = data.get(start..start + buf.len()).ok_or(EINVAL)?;
-        buf.copy_from_slice(src);
-        return Ok(());
+        let src = data.get(start..start + dst.remaining()).ok_or(EINVAL)?;
+        return dst.put(src);
     }
     mem::gather(
         qp,
@@ -537,7 +537,7 @@ fn fill_payload(
         |i| w.sge(slot, i),
         w.num_sge,
         offset,
-        buf,
+        dst,
     )
 }
 

@@ -19,6 +19,7 @@ use crate::{
         NetworkType,
         Qp, //
     },
+    mm::Fill,
     net::{
         Route4,
         Route6,
@@ -49,20 +50,27 @@ const ETH_P_IP: u16 = 0x0800;
 /// `ETH_P_IPV6`.
 const ETH_P_IPV6: u16 = 0x86dd;
 
-/// Builds a packet with headers `h` and `payload` bytes that `fill` writes.
+/// Builds a packet with headers `h` and `payload` bytes that `fill` writes, then the pad and
+/// the room for the ICRC (zeroed). Only the headers and the tail are zeroed: the payload is
+/// copied in without zeroing first, and the packet is built only if every byte was written.
 pub(crate) fn build(
     dev: &Device<RrxeDevice>,
     h: &TransportHeaders,
     payload: usize,
-    fill: impl FnOnce(&mut [u8]) -> Result,
+    fill: impl FnOnce(&mut Fill<'_>) -> Result,
 ) -> Result<SkBuff> {
     let info = h.bth.opcode.info().ok_or(EINVAL)?;
     let len = packet_len(&info, payload).ok_or(EINVAL)?;
+    let tail = len.checked_sub(info.header_len + payload).ok_or(EINVAL)?;
     let mut skb = SkBuff::alloc(dev.netdev(), len, HEADROOM)?;
-    let buf = skb.data_mut();
-    let hl = h.write(buf).map_err(|_| EINVAL)?;
-    let body = buf.get_mut(hl..hl + payload).ok_or(EINVAL)?;
-    fill(body)?;
+    let hl = h
+        .write(skb.put_zeroed(info.header_len)?)
+        .map_err(|_| EINVAL)?;
+    if hl != info.header_len {
+        return Err(EINVAL);
+    }
+    skb.put_filled(payload, fill)?;
+    skb.put_zeroed(tail)?;
     Ok(skb)
 }
 

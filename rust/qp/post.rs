@@ -127,13 +127,11 @@ impl RrxeQp {
         // Inline data is copied now: the consumer may reuse its buffer once this returns.
         let mut inline = [0u8; crate::proto::ring::MAX_INLINE_DATA as usize];
         let data = if wr.send_flags & SendFlags::INLINE != 0 {
-            let mut len = 0usize;
+            let mut dst = crate::mm::Fill::from_slice(&mut inline);
             for sge in wr.sges.as_slice() {
-                let n = sge.length as usize;
-                let dst = inline.get_mut(len..len + n).ok_or(EINVAL)?;
-                crate::mm::kernel_read(kernel, sge.addr, dst)?;
-                len += n;
+                crate::mm::kernel_read(kernel, sge.addr, sge.length as usize, &mut dst)?;
             }
+            let len = dst.written();
             SendData::Inline(&inline[..len])
         } else {
             SendData::Sges(wr.sges.as_slice())

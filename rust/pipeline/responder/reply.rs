@@ -26,6 +26,7 @@ use super::{
 use crate::{
     device::RrxeDevice,
     ib::Qp,
+    mm::Fill,
     mr::ACCESS_REMOTE_READ,
     proto::{
         hdr::{
@@ -57,7 +58,7 @@ pub(super) fn response(
     psn: Psn,
     (aeth, atomic): (Option<Aeth>, Option<AtomicAckEth>),
     payload: usize,
-    fill: impl FnOnce(&mut [u8]) -> Result,
+    fill: impl FnOnce(&mut Fill<'_>) -> Result,
 ) -> Result<TxItem> {
     let mut h = TransportHeaders::new(Bth {
         opcode,
@@ -146,8 +147,8 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
                 rkey::resolve(qp, snap, rkey, ACCESS_REMOTE_READ, va, n as u64).map_err(|_| EFAULT)
             })
             .and_then(|t| {
-                response(qp, snap, opcode, psn, (aeth, None), n, |buf| {
-                    let r = t.mr.read(t.va, buf);
+                response(qp, snap, opcode, psn, (aeth, None), n, |dst| {
+                    let r = t.mr.read(t.va, n, dst);
                     let a = Access {
                         va: t.va,
                         need: n as u64,
