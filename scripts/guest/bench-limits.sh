@@ -10,7 +10,7 @@
 # the server on guest a): iperf3 TCP, and UDP with datagrams the size of a RoCE packet of the
 # family's path MTU (payload + BTH 12 + ICRC 4: 1040 bytes at 1024, 4112 at 4096) at unlimited
 # rate, counted as delivered (sender rate x (1 - loss)). Each limit is measured once per driver
-# phase and stored like a row with one run (V[DRIVER|FAMILY|limit_...|SIZE]).
+# and round, and stored like a row with a run per round (V[DRIVER|FAMILY|limit_...|SIZE]).
 
 # The wire: network namespaces WA and WB joined by the veth pair va (in WA) and vb (in WB).
 WA=rrxe-bench-a WB=rrxe-bench-b

@@ -152,15 +152,14 @@ nvme_row() {
 	say "$DRV $FAM run $RUN $w $size: $mbs MB/s, $iops IOPS ($((SECONDS - t0)) s)"
 }
 
-# nvme_rows ADDR: the NVMe rows on the current family's device, --runs times but at most three
-# (each fio run takes some 8 s under TCG: the default bench stays within its time).
+# nvme_rows ADDR: run $RUN of the NVMe rows on the current family's device (the caller runs
+# them in the first three rounds only: each fio run takes some 8 s under TCG, and the default
+# bench stays within its time).
 nvme_rows() {
 	local row
 	if nvme_up "$1"; then
-		for ((RUN = 1; RUN <= runs && RUN <= 3; RUN++)); do
-			for row in "${NVME_ROWS[@]}"; do
-				[[ ${row%% *} =~ $rows_re ]] && nvme_row "$row"
-			done
+		for row in "${NVME_ROWS[@]}"; do
+			[[ ${row%% *} =~ $rows_re ]] && nvme_row "$row"
 		done
 	fi
 	nvme_down

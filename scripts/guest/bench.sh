@@ -47,8 +47,8 @@
 # requests per post (--post_list 16), _I0 no inline data (-I 0); latency rows end in .p50
 # (t_typical), .p99, .p99.9 or .max. limit_copy_to_user (size: the read size),
 # limit_iperf3_tcp (size: the wire's MTU) and limit_iperf3_udp (size: the datagram) are the
-# limits, measured once per driver phase; nvme_* are the NVMe-oF rows. unit: Gb/s, Mpps, usec,
-# MB/s or IOPS. rxe, rrxe: the medians; rrxe_over_rxe is rrxe/rxe (above 1: rrxe moves more;
+# limits, measured in each round of each driver; nvme_* are the NVMe-oF rows. unit: Gb/s, Mpps,
+# usec, MB/s or IOPS. rxe, rrxe: the medians; rrxe_over_rxe is rrxe/rxe (above 1: rrxe moves more;
 # for usec below 1: rrxe is faster).
 # *_min, *_max: the spread over the runs; *_runs: how many runs succeeded ("fail" with 0).
 # limit: the limit row a bandwidth row is compared with (NAME@SIZE: loopback rows with the
@@ -242,21 +242,20 @@ drv_loaded() {
 	[ "$WIRE" = up ] && [ "${FAMILIES[0]}" = wire ] && remote test -d "/sys/module/$1"
 }
 
-# phase DRIVER MODULE LINK_TYPE: load the driver, run every family, unload.
+# phase DRIVER MODULE LINK_TYPE ROUND: load the driver, run round ROUND of every family (run
+# ROUND of each row; the limits are measured again in each round), unload.
 phase() {
 	local fam row t0=$SECONDS t1
-	DRV=$1 TYPE=$3
-	say "== $DRV: module $2, link type $TYPE"
+	DRV=$1 TYPE=$3 RUN=$4
+	say "== $DRV: module $2, link type $TYPE, round $RUN of $runs"
 	drv_load "$2" || { say "$DRV: modprobe $2 failed"; return 0; }
 	for fam in "${FAMILIES[@]}"; do
 		t1=$SECONDS
 		if fam_enter "$fam"; then
-			for ((RUN = 1; RUN <= runs; RUN++)); do
-				for row in "${ROWS[@]}"; do
-					row_applies "$row" "$fam" && run_row "$row"
-				done
+			for row in "${ROWS[@]}"; do
+				row_applies "$row" "$fam" && run_row "$row"
 			done
-			if [ "$nvme_secs" -gt 0 ]; then
+			if [ "$nvme_secs" -gt 0 ] && [ "$RUN" -le 3 ]; then
 				case $fam in
 				loop) nvme_rows 10.0.2.15 ;;
 				wire) nvme_rows $WIRE_ADDR_A ;;
@@ -264,11 +263,11 @@ phase() {
 			fi
 		fi
 		fam_leave
-		say "$DRV $fam: done in $((SECONDS - t1)) s"
+		say "$DRV $fam: round $RUN done in $((SECONDS - t1)) s"
 	done
 	write_csv # what we have so far, should the next phase take the kernel down
 	drv_unload "$2"
-	say "$DRV: done in $((SECONDS - t0)) s"
+	say "$DRV: round $RUN done in $((SECONDS - t0)) s"
 }
 
 # --- main ----------------------------------------------------------------------------------
@@ -326,17 +325,25 @@ if [ -n "${baseline:-}" ]; then
 	# An A/B of one change: the "rxe" rows are rrxe loaded with these parameters, or from
 	# this module file (its first word, if it ends in .ko) with the rest as parameters.
 	say "baseline: the rxe column is rrxe with '$baseline'"
-	read -r MODKO MODARGS <<<"$baseline"
-	if [[ $MODKO != *.ko ]]; then MODARGS="$baseline" MODKO=''; fi
-	phase rxe rrxe rrxe
-	MODARGS='' MODKO=''
-else
-	phase rxe rdma_rxe rxe
+	read -r BASE_KO BASE_ARGS <<<"$baseline"
+	if [[ $BASE_KO != *.ko ]]; then BASE_ARGS="$baseline" BASE_KO=''; fi
 fi
-if drv_loaded rdma_rxe; then
-	# Never both drivers in one kernel: without the rxe unload there is no rrxe phase (its
-	# rows stay "fail").
-	say "rdma_rxe is still loaded: skipping rrxe"
-else
-	phase rrxe rrxe rrxe
-fi
+# The drivers take turns, round by round (rxe's first run, rrxe's first run, rxe's second...):
+# a host that slows down during the bench (other guests, other work) then weighs on both
+# columns alike, as it did not when each driver ran all its runs in one block.
+for ((round = 1; round <= runs; round++)); do
+	if [ -n "${baseline:-}" ]; then
+		MODKO=$BASE_KO MODARGS=$BASE_ARGS
+		phase rxe rrxe rrxe "$round"
+		MODARGS='' MODKO=''
+	else
+		phase rxe rdma_rxe rxe "$round"
+	fi
+	if drv_loaded rdma_rxe; then
+		# Never both drivers in one kernel: without the rxe unload there is no rrxe round
+		# (its rows stay "fail").
+		say "rdma_rxe is still loaded: skipping rrxe"
+		break
+	fi
+	phase rrxe rrxe rrxe "$round"
+done
