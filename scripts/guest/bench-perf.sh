@@ -137,13 +137,6 @@ perf_report() {
 	echo "== callers of the symbols above 2 %"
 	perf report -i "$1" --stdio --no-children --sort sym -g caller,2,callee,function,percent \
 		--percent-limit 2 2>&1 | grep -v -e '^$' -e '^#' | head -n 400
-	[ "$annotate" = 1 ] || return 0
-	# The instructions where the drivers' own functions spend their time: each function of
-	# the two modules with samples (most first), its instructions above 0.5 % of its samples.
-	echo "== the drivers' functions, instruction by instruction"
-	perf annotate -i "$1" --stdio --no-source --dsos rrxe,rdma_rxe 2>&1 |
-		awk '/Percent.*Disassembly of/ { print; next }
-			$1 ~ /^[0-9]+\.[0-9]+$/ && $1 + 0 >= 0.5 { print }' | head -n 600
 }
 # perf_fifos BASE: the control FIFOs BASE.ctl and BASE.ack of a recorder, made afresh.
 perf_fifos() { rm -f "$1.ctl" "$1.ack" "$1.data" && mkfifo "$1.ctl" "$1.ack"; }

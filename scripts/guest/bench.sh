@@ -4,7 +4,6 @@
 # scripts/guest/bench.sh --csv FILE --logs DIR [--runs N] [--timeout S] [--bw-iters N]
 #                        [--rate-iters N] [--lat-iters N] [--iperf-secs S] [--nvme-secs S]
 #                        [--families "loop veth1500 veth9000"] [--rows REGEX] [--profile]
-#                        [--annotate]
 # scripts/guest/bench.sh --families wire --csv FILE --logs DIR [OPTIONS]  (guest b of the pair)
 #
 # Runs in the bench VM (started by scripts/bench): perftest on the C rdma_rxe (link type rxe),
@@ -61,11 +60,11 @@
 set -euo pipefail
 
 csv='' logs='' tmo=60 runs=5 bw_iters=1000 rate_iters=8000 lat_iters=2000 iperf_secs=3 nvme_secs=3
-profile=0 annotate=0
+profile=0
 families="loop veth1500 veth9000" rows_re=. baseline=""
 usage="usage: $0 --csv FILE --logs DIR [--runs N] [--timeout S] [--bw-iters N] [--rate-iters N] \
 [--lat-iters N] [--iperf-secs S] [--nvme-secs S] [--families LIST] [--rows REGEX] \
-[--baseline 'RRXE_MODULE_PARAMETERS'] [--profile] [--annotate]"
+[--baseline 'RRXE_MODULE_PARAMETERS'] [--profile]"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--csv) csv=$2; shift 2 ;;
@@ -81,7 +80,6 @@ while [ $# -gt 0 ]; do
 	--rows) rows_re=$2; shift 2 ;;
 	--baseline) baseline=$2; shift 2 ;;
 	--profile) profile=1; shift ;;
-	--annotate) profile=1 annotate=1; shift ;;
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
