@@ -92,6 +92,7 @@ mkdir -p "$OUT/$side"
 RES=$OUT/$side.results
 : >"$RES"
 : >"$OUT/$side.stats"
+: >"$OUT/$side.mem"
 
 log() { echo "interop[$side]: $*"; }
 die() {
@@ -121,8 +122,29 @@ wait_for 20 port_active || die "$DEV port not ACTIVE"
 GIDX=$(wait_for 20 gid_index "$DEV" "$GIDPAT") || die "no IPv4 RoCE v2 GID ($GIDPAT) on $DEV"
 log "$DEV ($MOD, type $TYPE) on $NIC $MAC $ME, GID index $GIDX;" \
 	"$(ibv_devinfo -d "$DEV" | awk '$1 == "active_mtu:" { print "active_mtu", $2 }')"
-stats() { echo "$1 $(timeout 10 rdma statistic show link "$DEV/1" 2>&1 | tr '\n' ' ')" >>"$OUT/$side.stats"; }
+# stats K: the device's counters after case K, and the guest's free memory (SIDE.mem).
+stats() {
+	echo "$1 $(timeout 10 rdma statistic show link "$DEV/1" 2>&1 | tr '\n' ' ')" >>"$OUT/$side.stats"
+	echo "$1 $(awk '/^(MemAvailable|Slab):/ { printf "%s %s kB ", $1, $2 }' /proc/meminfo)" \
+		>>"$OUT/$side.mem"
+}
 stats 0
+# The modules' symbols for scripts/vm-stacks.py (a guest stopped for overrunning is sampled
+# from outside): OUTDIR/SIDE.kallsyms, kept current as modules come and go.
+modsyms() {
+	local now last=
+	while :; do
+		now=$(cut -d' ' -f1 /proc/modules | sort | tr '\n' ' ')
+		if [ "$now" != "$last" ]; then
+			grep '\[' /proc/kallsyms >"$OUT/$side.kallsyms.new" &&
+				mv "$OUT/$side.kallsyms.new" "$OUT/$side.kallsyms"
+			last=$now
+		fi
+		sleep 5
+	done
+}
+modsyms &
+MODSYMS=$!
 # INTEROP_TRACE=1: the connection managers' and the MAD layer's trace events (ib_cma, rdma_cma,
 # ib_mad; and rrxe's drops) into OUTDIR/SIDE.trace at the end.
 TRACE=/sys/kernel/tracing
@@ -263,6 +285,7 @@ while read -r k srv tmo gopt tool args; do
 	fi
 done < <(plan)
 
+kill $MODSYMS 2>/dev/null
 dmesg >"$OUT/$side.dmesg" 2>&1
 [ "${INTEROP_TRACE:-0}" = 1 ] && cat $TRACE/trace >"$OUT/$side.trace" 2>&1
 timeout 30 rdma link delete "$DEV" || log "rdma link delete $DEV failed"
