@@ -20,9 +20,9 @@
 # INTEROP_N (default 200): iterations of every run; INTEROP_BUDGET (s, default 320): cases
 # whose turn comes later are not run; INTEROP_FAULTS=1 adds NVMe-oF under faults (nvme reset
 # and link flaps on the host's side during verified I/O: scripts/guest/nvmeof-host --faults) in
-# both directions, and loss, the target's port off, rdma link delete and nvme disconnect on the
-# host (--faults=LIST) with the host on side a; INTEROP_FAULTS=2 those in both directions too
-# (INTEROP_NVMEOF_FAULTS=LIST: only those of loss,port,unlink,disconnect);
+# both directions, and the target's port off, rdma link delete and nvme disconnect on the host
+# (--faults=LIST) with the host on side a; INTEROP_FAULTS=2 netem loss before those, and those
+# in both directions too (INTEROP_NVMEOF_FAULTS=LIST: others of loss,port,unlink,disconnect);
 # INTEROP_ONLY=REGEX runs only the cases whose tool and arguments match; INTEROP_TRACE=1 records
 # the ib_cma, rdma_cma, ib_mad (and rrxe) trace events in OUTDIR/SIDE.trace.
 set -u
@@ -34,17 +34,20 @@ BUDGET=${INTEROP_BUDGET:-320}
 # The plan, identical on both sides: "K SERVER_SIDE TIMEOUT GIDOPT TOOL ARGS...", in both
 # directions (server on a, then server on b).
 plan() {
-	local k=0 srv t faults='' more='' lvl=${INTEROP_FAULTS:-0}
+	local k=0 srv t faults='' more='' lvl=${INTEROP_FAULTS:-0} list
 	# INTEROP_FAULTS=1: NVMe-oF with faults on the host's side too (nvme reset, link flap), and
-	# the other faults (loss, the target's port off, rdma link delete and nvme disconnect on
-	# the host) with the host on side a; INTEROP_FAULTS=2: those in both directions too.
+	# the other faults (the target's port off, rdma link delete and nvme disconnect on the
+	# host) with the host on side a; INTEROP_FAULTS=2: netem loss before those, and all of
+	# them in both directions too.
 	[[ $lvl =~ ^[0-9]+$ ]] || lvl=0
+	list=port,unlink,disconnect
+	[ "$lvl" -ge 2 ] && list=loss,$list
 	[ "$lvl" -ge 1 ] && faults="240 -x scripts/guest/nvmeof-rdma --faults"
 	for srv in a b; do
 		more=
 		if [ "$lvl" -ge 2 ] || { [ "$lvl" -ge 1 ] && [ $srv = b ]; }; then
 			more="420 -x scripts/guest/nvmeof-rdma"
-			more+=" --faults=${INTEROP_NVMEOF_FAULTS:-loss,port,unlink,disconnect}"
+			more+=" --faults=${INTEROP_NVMEOF_FAULTS:-$list}"
 		fi
 		while read -r t; do
 			[ -n "$t" ] || continue
