@@ -13,6 +13,7 @@
 #
 # The test kernels have no lockup detector and a guest that spins with interrupts off prints
 # nothing: scripts/interop runs this on a guest that overruns, before it stops it.
+import argparse
 import bisect
 import re
 import socket
@@ -91,42 +92,42 @@ def cpus(regs):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    samples = 20
-    if "--samples" in sys.argv:
-        samples = int(sys.argv[sys.argv.index("--samples") + 1])
-        args.remove(str(samples))
-    if len(args) < 2:
-        sys.exit("usage: vm-stacks.py MONITOR SYSTEM_MAP [MODULE_SYMS] [--samples N]")
-    sym = Symbolizer(load_symbols(args[1:]))
+    ap = argparse.ArgumentParser(description="Sample a QEMU guest's vCPUs through its monitor.")
+    ap.add_argument("monitor")
+    ap.add_argument("symbols", nargs="+", help="System.map, then the guest's module symbols")
+    ap.add_argument("--samples", type=int, default=20)
+    args = ap.parse_args()
+    sym = Symbolizer(load_symbols(args.symbols))
     try:
-        mon = Monitor(args[0])
+        mon = Monitor(args.monitor)
     except OSError as e:
-        sys.exit("vm-stacks: no monitor at %s: %s" % (args[0], e))
+        sys.exit("vm-stacks: no monitor at %s: %s" % (args.monitor, e))
     counts = {}
     last = {}
-    for _ in range(samples):
-        for n, (rip, rsp, irq, hlt) in enumerate(cpus(mon.cmd("info registers -a"))):
-            where = "user space" if rip < 1 << 63 else (sym.name(rip) or "0x%x" % rip)
-            key = (n, where.split("+")[0], irq, hlt)
-            counts[key] = counts.get(key, 0) + 1
-            last[n] = (rip, rsp)
-        time.sleep(0.2)
+    try:
+        for _ in range(args.samples):
+            for n, (rip, rsp, irq, hlt) in enumerate(cpus(mon.cmd("info registers -a"))):
+                where = "user space" if rip < 1 << 63 else (sym.name(rip) or "0x%x" % rip)
+                key = (n, where.split("+")[0], irq, hlt)
+                counts[key] = counts.get(key, 0) + 1
+                last[n] = (rip, rsp)
+            time.sleep(0.2)
+    except OSError as e:
+        print("vm-stacks: the monitor stopped answering: %s" % e)
     for (n, where, irq, hlt), c in sorted(counts.items(), key=lambda kv: (kv[0][0], -kv[1])):
         print("vCPU %d: %2d/%d samples in %s (interrupts %s%s)" %
-              (n, c, samples, where, "on" if irq else "OFF", ", halted: idle" if hlt else ""))
+              (n, c, args.samples, where, "on" if irq else "OFF", ", halted: idle" if hlt else ""))
     for n, (rip, rsp) in sorted(last.items()):
         print("vCPU %d: last RIP %s; kernel text on its stack above 0x%x:" %
               (n, sym.name(rip) or "0x%x" % rip, rsp))
-        dump = mon.cmd("x /512gx 0x%x" % rsp)
-        seen = 0
-        for word in re.findall(r"0x([0-9a-f]{16})", dump):
-            name = sym.name(int(word, 16))
-            if name and not name.startswith(("_stext", "_etext")):
-                print("    " + name)
-                seen += 1
-                if seen >= 40:
-                    break
+        try:
+            dump = mon.cmd("x /512gx 0x%x" % rsp)
+        except OSError as e:
+            print("    (the monitor stopped answering: %s)" % e)
+            continue
+        names = [sym.name(int(w, 16)) for w in re.findall(r"0x([0-9a-f]{16})", dump)]
+        for name in [x for x in names if x and not x.startswith(("_stext", "_etext"))][:40]:
+            print("    " + name)
 
 
 if __name__ == "__main__":
