@@ -22,7 +22,7 @@
 # and link flaps on the host's side during verified I/O: scripts/guest/nvmeof-host --faults) in
 # both directions, and the target's port off, rdma link delete and nvme disconnect on the host
 # (--faults=LIST) with the host on side a; INTEROP_FAULTS=2 netem loss before those, and those
-# in both directions too (INTEROP_NVMEOF_FAULTS=LIST: others of loss,port,unlink,disconnect);
+# in both directions too (INTEROP_NVMEOF_FAULTS=LIST: any of loss,port,unlink,disconnect);
 # INTEROP_ONLY=REGEX runs only the cases whose tool and arguments match; INTEROP_TRACE=1 records
 # the ib_cma, rdma_cma, ib_mad (and rrxe) trace events in OUTDIR/SIDE.trace.
 set -u
