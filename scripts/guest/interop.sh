@@ -23,7 +23,8 @@
 # both directions, and the target's port off, rdma link delete and nvme disconnect on the host
 # (--faults=LIST) with the host on side a; INTEROP_FAULTS=2 netem loss before those, and those
 # in both directions too (INTEROP_NVMEOF_FAULTS=LIST: any of loss,port,unlink,disconnect);
-# INTEROP_ONLY=REGEX runs only the cases whose tool and arguments match; INTEROP_TRACE=1 records
+# INTEROP_ONLY=REGEX runs only the cases whose tool and arguments match (INTEROP_SERVER=a or b:
+# only those served from that side); INTEROP_TRACE=1 records
 # the ib_cma, rdma_cma, ib_mad (and rrxe) trace events in OUTDIR/SIDE.trace.
 set -u
 cd "$(dirname "$0")/../.."
@@ -54,6 +55,8 @@ plan() {
 			k=$((k + 1))
 			# INTEROP_ONLY=REGEX: only the cases whose tool and arguments match (same numbers).
 			[[ $t =~ ${INTEROP_ONLY:-.} ]] || continue
+			# INTEROP_SERVER=a or b: only the cases whose server runs on that side.
+			[[ ${INTEROP_SERVER:-$srv} = "$srv" ]] || continue
 			echo "$k $srv $t"
 		done <<-EOF
 			60 -g ibv_rc_pingpong -c -s 4096 -m 1024 -n $N
