@@ -74,7 +74,8 @@ use crate::{
     },
     proto::{
         psn::Psn,
-        retry::RetryCounter, //
+        retry::RetryCounter,
+        seq::ReackPsn, //
     },
 };
 use kernel::{
@@ -393,6 +394,7 @@ impl RrxeQp {
         if next == QpState::Rtr && cur != QpState::Rtr {
             let mut r = p.recv.lock();
             r.epsn = Psn::new(a.rq_psn);
+            r.reack = ReackPsn::before(r.epsn);
             r.msn = 0;
             r.recv = None;
             r.write = None;

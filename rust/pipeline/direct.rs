@@ -40,6 +40,7 @@ use crate::{
             WcOpcode,
             WcStatus, //
         },
+        opcode::OpKind,
         qp_state::{
             QpState,
             QpType, //
@@ -277,6 +278,13 @@ pub(crate) fn try_message(
         }
     };
     r.epsn = r.epsn.wrapping_add(npkts);
+    let kind = match w.opcode {
+        WrOpcode::RdmaRead => OpKind::ReadRequest,
+        WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => OpKind::Write,
+        _ => OpKind::Send,
+    };
+    let last_psn = r.epsn.wrapping_sub(1);
+    r.reack.executed(kind, last_psn);
     r.msn = r.msn.wrapping_add(1);
     drop(r);
     st.psn = st.psn.wrapping_add(npkts);

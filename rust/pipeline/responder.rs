@@ -544,6 +544,7 @@ fn connected(
         }
     }
     st.epsn = psn.wrapping_add(psns);
+    st.reack.executed(h.info.kind, psn);
     st.last_op = if ends { None } else { Some(bth.opcode) };
     if ends {
         st.msn = st.msn.wrapping_add(1);

@@ -28,6 +28,7 @@ use crate::{
         opcode::Opcode,
         psn::Psn,
         retry::RetryCounter,
+        seq::ReackPsn,
         wqe::{
             SendWqe,
             Sge,
@@ -280,6 +281,8 @@ pub(crate) struct WriteProgress {
 pub(crate) struct RecvState {
     /// The PSN expected next.
     pub(crate) epsn: Psn,
+    /// The PSN the ACK of a duplicate SEND or WRITE names: the newest SEND or WRITE executed.
+    pub(crate) reack: ReackPsn,
     /// Completed request messages (the MSN of ACKs).
     pub(crate) msn: u32,
     /// The opcode of the previous packet of the current message.
@@ -387,6 +390,7 @@ impl QpPipe {
         };
         let recv = RecvState {
             epsn: Psn::new(0),
+            reack: ReackPsn::before(Psn::new(0)),
             msn: 0,
             last_op: None,
             recv: None,

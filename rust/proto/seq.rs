@@ -235,7 +235,7 @@ pub(crate) fn classify_request_psn(psn: Psn, epsn: Psn) -> RespPsn {
 /// What an RC responder does with a duplicate request (IBA 9.7.5.1.2, C9-105).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum DuplicateAction {
-    /// SEND or RDMA WRITE: do not execute it again, ACK the PSN before the expected one.
+    /// SEND or RDMA WRITE: do not execute it again, ACK the newest SEND or WRITE ([`ReackPsn`]).
     Reack,
     /// RDMA READ, atomic, FLUSH or ATOMIC WRITE: replay the saved responder resource for the
     /// PSN, or drop the packet silently if no resource holds it.
@@ -252,6 +252,39 @@ pub(crate) fn duplicate_action(op: Opcode) -> Option<DuplicateAction> {
         | OpKind::Flush
         | OpKind::AtomicWrite => Some(DuplicateAction::Replay),
         OpKind::ReadResponse | OpKind::Ack | OpKind::AtomicAck => None,
+    }
+}
+
+/// The PSN an RC responder names when it acknowledges a duplicate SEND or RDMA WRITE again: that
+/// of the newest SEND or WRITE packet it executed, never the PSN before the expected one.
+///
+/// A READ, an atomic, a FLUSH or an ATOMIC WRITE is acknowledged by its own response. When the
+/// newest request was a READ, the PSN before the expected one is that READ's last, and a
+/// requester that takes an ACK naming it while only the READ's last response is missing
+/// completes the READ without that response's data: C rxe's completer does, and an NVMe-oF
+/// target on C rxe stored bad data under loss (`Documentation/ulps.rst`). C rxe's responder
+/// names the newest SEND or WRITE for the same reason. Only [`ReackPsn::executed`] moves it, and only
+/// for a SEND or a WRITE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ReackPsn(Psn);
+
+impl ReackPsn {
+    /// Nothing executed yet: the PSN before `epsn`, the first one expected (an ACK naming it
+    /// acknowledges nothing new).
+    pub(crate) const fn before(epsn: Psn) -> Self {
+        Self(epsn.wrapping_sub(1))
+    }
+
+    /// A request of `kind` was executed up to its packet `last`.
+    pub(crate) fn executed(&mut self, kind: OpKind, last: Psn) {
+        if matches!(kind, OpKind::Send | OpKind::Write) {
+            self.0 = last;
+        }
+    }
+
+    /// The PSN to name in the ACK of a duplicate SEND or WRITE.
+    pub(crate) const fn psn(self) -> Psn {
+        self.0
     }
 }
 

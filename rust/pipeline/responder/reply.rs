@@ -284,7 +284,7 @@ pub(super) fn duplicate(
     match seq::duplicate_action(h.headers.bth.opcode) {
         Some(DuplicateAction::Reack) => {
             if h.headers.bth.ack_req {
-                let (msn, last) = (st.msn, st.epsn.wrapping_sub(1));
+                let (msn, last) = (st.msn, st.reack.psn());
                 drop(st);
                 ack(qp, snap, msn, last, Aeth::ACK_UNLIMITED, out);
             }

@@ -28,6 +28,7 @@ use crate::proto::seq::read_response_opcode;
 use crate::proto::seq::request_opcode;
 use crate::proto::seq::AckDecision;
 use crate::proto::seq::DuplicateAction;
+use crate::proto::seq::ReackPsn;
 use crate::proto::seq::RespPsn;
 use crate::proto::seq::SeqError;
 use crate::proto::seq::MAX_PKT_PER_ACK;
@@ -226,6 +227,39 @@ fn duplicate_requests_are_reacked_or_replayed() {
     for op in [0x0d, 0x10, 0x11, 0x12, 0x15, 0xff] {
         assert_eq!(duplicate_action(Opcode(op)), None, "{op:#x}");
     }
+}
+
+/// The ACK of a duplicate SEND or WRITE names the newest SEND or WRITE executed: after a WRITE
+/// at PSN 10 and a 4-packet READ at 11-14 (expected PSN 15), a duplicate of the WRITE is
+/// acknowledged with 10. Naming 14, the PSN before the expected one, would tell a requester
+/// that is missing only the READ's last response that the READ is done (C rxe's `check_psn`
+/// and `check_ack` complete the READ on it); C rxe's responder names its `ack_psn` (the PSN
+/// after the newest SEND, WRITE or atomic) for the same reason.
+#[test]
+fn a_duplicate_is_reacked_with_the_newest_send_or_write() {
+    let kind = |op: u8| Opcode(op).info().unwrap().kind;
+    let mut r = ReackPsn::before(Psn::new(10));
+    assert_eq!(r.psn(), Psn::new(9));
+    r.executed(kind(0x0a), Psn::new(10)); // RDMA WRITE ONLY
+    r.executed(kind(0x0c), Psn::new(14)); // RDMA READ request, 11-14
+    assert_eq!(r.psn(), Psn::new(10));
+    for op in [0x13, 0x14, 0x1c, 0x1d] {
+        // atomics, FLUSH, ATOMIC WRITE: answered by their own responses
+        r.executed(kind(op), Psn::new(15));
+        assert_eq!(r.psn(), Psn::new(10), "{op:#x}");
+    }
+    for (i, op) in [
+        0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x16, 0x17,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let psn = Psn::new(20 + i as u32);
+        r.executed(kind(op), psn);
+        assert_eq!(r.psn(), psn, "{op:#x}");
+    }
+    // Nothing executed at PSN 0: the PSN before it, across the wrap.
+    assert_eq!(ReackPsn::before(Psn::new(0)).psn(), Psn::new(0xff_ffff));
 }
 
 /// RC request opcodes.
