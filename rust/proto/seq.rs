@@ -235,7 +235,7 @@ pub(crate) fn classify_request_psn(psn: Psn, epsn: Psn) -> RespPsn {
 /// What an RC responder does with a duplicate request (IBA 9.7.5.1.2, C9-105).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum DuplicateAction {
-    /// SEND or RDMA WRITE: do not execute it again, ACK the newest SEND or WRITE ([`ReackPsn`]).
+    /// SEND or RDMA WRITE: do not execute it again, ACK it again as [`ReackPsn`] says.
     Reack,
     /// RDMA READ, atomic, FLUSH or ATOMIC WRITE: replay the saved responder resource for the
     /// PSN, or drop the packet silently if no resource holds it.
@@ -255,35 +255,43 @@ pub(crate) fn duplicate_action(op: Opcode) -> Option<DuplicateAction> {
     }
 }
 
-/// The PSN an RC responder names when it acknowledges a duplicate SEND or RDMA WRITE again: that
-/// of the newest SEND or WRITE packet it executed, never the PSN before the expected one.
+/// Whether and with which PSN an RC responder acknowledges a duplicate SEND or RDMA WRITE again:
+/// only while the newest request it executed is a SEND or WRITE, naming that request's packet.
 ///
-/// A READ, an atomic, a FLUSH or an ATOMIC WRITE is acknowledged by its own response. When the
-/// newest request was a READ, the PSN before the expected one is that READ's last, and a
-/// requester that takes an ACK naming it while only the READ's last response is missing
-/// completes the READ without that response's data: C rxe's completer does, and an NVMe-oF
-/// target on C rxe stored bad data under loss (`Documentation/ulps.rst`). C rxe's responder
-/// names the newest SEND or WRITE for the same reason. Only [`ReackPsn::executed`] moves it, and only
-/// for a SEND or a WRITE.
+/// A READ, an atomic, a FLUSH or an ATOMIC WRITE is acknowledged by its own response, and the
+/// requester's go-back-N asks for it again right after the duplicate (the replayed responses
+/// acknowledge the duplicate too). An ACK sent after one of them would mislead C rxe's completer
+/// either way: naming the newest PSN (that READ's last) completes a READ whose last response is
+/// missing, without that response's data (an NVMe-oF target on C rxe stored bad data under loss);
+/// naming the newest SEND or WRITE before it (what C rxe's own responder names) arrives as an ACK
+/// older than the READ the completer is in the middle of, which resets its opcode state so that
+/// the READ's next response fails the QP (`WARNING` in `rxe_completer`; the target's QP stopped
+/// answering, and an rrxe host's SEND used up its retries). Only [`ReackPsn::executed`] moves it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ReackPsn(Psn);
+pub(crate) struct ReackPsn(Option<Psn>);
 
 impl ReackPsn {
     /// Nothing executed yet: the PSN before `epsn`, the first one expected (an ACK naming it
     /// acknowledges nothing new).
     pub(crate) const fn before(epsn: Psn) -> Self {
-        Self(epsn.wrapping_sub(1))
+        Self(Some(epsn.wrapping_sub(1)))
     }
 
     /// A request of `kind` was executed up to its packet `last`.
     pub(crate) fn executed(&mut self, kind: OpKind, last: Psn) {
-        if matches!(kind, OpKind::Send | OpKind::Write) {
-            self.0 = last;
+        match kind {
+            OpKind::Send | OpKind::Write => self.0 = Some(last),
+            OpKind::ReadRequest
+            | OpKind::CompareSwap
+            | OpKind::FetchAdd
+            | OpKind::Flush
+            | OpKind::AtomicWrite => self.0 = None,
+            OpKind::ReadResponse | OpKind::Ack | OpKind::AtomicAck => {}
         }
     }
 
-    /// The PSN to name in the ACK of a duplicate SEND or WRITE.
-    pub(crate) const fn psn(self) -> Psn {
+    /// The PSN to name in the ACK of a duplicate SEND or WRITE, or `None`: no ACK.
+    pub(crate) const fn psn(self) -> Option<Psn> {
         self.0
     }
 }

@@ -80,6 +80,7 @@ pub(super) fn compare_swap_or_fetch_add(
     reply::save_resource(&mut st, Resource::Atomic { psn, orig });
     st.msn = st.msn.wrapping_add(1);
     st.epsn = psn.next();
+    st.reack.executed(h.info.kind, psn);
     st.last_op = None;
     let msn = st.msn;
     drop(st);

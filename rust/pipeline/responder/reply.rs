@@ -35,7 +35,10 @@ use crate::{
             Bth,
             DEFAULT_PKEY, //
         },
-        opcode::Opcode,
+        opcode::{
+            OpKind,
+            Opcode, //
+        },
         packet::{
             pad_for,
             ParsedHeaders,
@@ -117,6 +120,14 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
     let mut st = qp.pipe().recv.lock();
     while !out.is_full() {
         let msn = st.msn;
+        // An ACK still due names a SEND or WRITE before this READ: it leaves first. After the
+        // READ's first responses it would be an ACK older than the READ the requester is in the
+        // middle of, which C rxe's completer answers by failing the QP ([`seq::ReackPsn`]).
+        let reading = st.read.is_some();
+        if let Some(psn) = st.ack_due.take_if(|_| reading) {
+            ack(qp, snap, msn, psn, Aeth::ACK_UNLIMITED, out);
+            continue;
+        }
         let Some(r) = st.read.as_mut() else {
             return false;
         };
@@ -235,6 +246,8 @@ pub(super) fn answer_with_empty_read(
     save_resource(&mut st, Resource::Answered { psn });
     st.msn = st.msn.wrapping_add(1);
     st.epsn = psn.next();
+    // FLUSH and ATOMIC WRITE alike: answered by their own response.
+    st.reack.executed(OpKind::Flush, psn);
     st.last_op = None;
     let msn = st.msn;
     drop(st);
@@ -283,8 +296,8 @@ pub(super) fn duplicate(
     let psn = h.headers.bth.psn;
     match seq::duplicate_action(h.headers.bth.opcode) {
         Some(DuplicateAction::Reack) => {
-            if h.headers.bth.ack_req {
-                let (msn, last) = (st.msn, st.reack.psn());
+            if let Some(last) = st.reack.psn().filter(|_| h.headers.bth.ack_req) {
+                let msn = st.msn;
                 drop(st);
                 ack(qp, snap, msn, last, Aeth::ACK_UNLIMITED, out);
             }

@@ -229,24 +229,28 @@ fn duplicate_requests_are_reacked_or_replayed() {
     }
 }
 
-/// The ACK of a duplicate SEND or WRITE names the newest SEND or WRITE executed: after a WRITE
-/// at PSN 10 and a 4-packet READ at 11-14 (expected PSN 15), a duplicate of the WRITE is
-/// acknowledged with 10. Naming 14, the PSN before the expected one, would tell a requester
-/// that is missing only the READ's last response that the READ is done (C rxe's `check_psn`
-/// and `check_ack` complete the READ on it); C rxe's responder names its `ack_psn` (the PSN
-/// after the newest SEND, WRITE or atomic) for the same reason.
+/// A duplicate SEND or WRITE is acknowledged again only while the newest request executed is a
+/// SEND or WRITE, naming that one; after a READ, an atomic, a FLUSH or an ATOMIC WRITE nothing is
+/// sent (their replayed responses acknowledge it). Both other choices trip C rxe's completer
+/// (`check_psn`, `check_ack` and `COMPST_UPDATE_COMP` in `rxe_comp.c`): after a WRITE at PSN 10
+/// and a 4-packet READ at 11-14, an ACK naming 14 completes the READ when only its last response
+/// is missing; an ACK naming 10 arriving while the completer is in the middle of the READ sets
+/// its opcode state to "none", and the READ's next MIDDLE response then fails the QP.
 #[test]
-fn a_duplicate_is_reacked_with_the_newest_send_or_write() {
+fn a_duplicate_is_reacked_only_after_a_send_or_write() {
     let kind = |op: u8| Opcode(op).info().unwrap().kind;
     let mut r = ReackPsn::before(Psn::new(10));
-    assert_eq!(r.psn(), Psn::new(9));
+    assert_eq!(r.psn(), Some(Psn::new(9)));
     r.executed(kind(0x0a), Psn::new(10)); // RDMA WRITE ONLY
+    assert_eq!(r.psn(), Some(Psn::new(10)));
     r.executed(kind(0x0c), Psn::new(14)); // RDMA READ request, 11-14
-    assert_eq!(r.psn(), Psn::new(10));
+    assert_eq!(r.psn(), None);
     for op in [0x13, 0x14, 0x1c, 0x1d] {
         // atomics, FLUSH, ATOMIC WRITE: answered by their own responses
-        r.executed(kind(op), Psn::new(15));
-        assert_eq!(r.psn(), Psn::new(10), "{op:#x}");
+        r.executed(kind(0x04), Psn::new(15));
+        assert_eq!(r.psn(), Some(Psn::new(15)), "{op:#x}");
+        r.executed(kind(op), Psn::new(16));
+        assert_eq!(r.psn(), None, "{op:#x}");
     }
     for (i, op) in [
         0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x16, 0x17,
@@ -256,10 +260,18 @@ fn a_duplicate_is_reacked_with_the_newest_send_or_write() {
     {
         let psn = Psn::new(20 + i as u32);
         r.executed(kind(op), psn);
-        assert_eq!(r.psn(), psn, "{op:#x}");
+        assert_eq!(r.psn(), Some(psn), "{op:#x}");
+    }
+    // Responses leave it alone.
+    for op in [0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12] {
+        r.executed(kind(op), Psn::new(99));
+        assert_eq!(r.psn(), Some(Psn::new(33)), "{op:#x}");
     }
     // Nothing executed at PSN 0: the PSN before it, across the wrap.
-    assert_eq!(ReackPsn::before(Psn::new(0)).psn(), Psn::new(0xff_ffff));
+    assert_eq!(
+        ReackPsn::before(Psn::new(0)).psn(),
+        Some(Psn::new(0xff_ffff))
+    );
 }
 
 /// RC request opcodes.
