@@ -281,7 +281,7 @@ pub(crate) struct WriteProgress {
 pub(crate) struct RecvState {
     /// The PSN expected next.
     pub(crate) epsn: Psn,
-    /// The PSN the ACK of a duplicate SEND or WRITE names: the newest SEND or WRITE executed.
+    /// Whether, and naming which PSN, a duplicate SEND or WRITE is acknowledged again.
     pub(crate) reack: ReackPsn,
     /// Completed request messages (the MSN of ACKs).
     pub(crate) msn: u32,
