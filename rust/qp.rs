@@ -405,8 +405,7 @@ impl RrxeQp {
         }
         if next == QpState::Rts && matches!(cur, QpState::Rtr | QpState::Init) {
             let mut s = p.send.lock();
-            s.psn = Psn::new(a.sq_psn);
-            s.comp_psn = s.psn;
+            s.start_at(Psn::new(a.sq_psn));
         }
         {
             let mut s = p.send.lock();

@@ -90,6 +90,14 @@ fn progress(st: &mut SendState) {
 /// or atomic: only its own responses, in order, move it through those PSNs. A response from
 /// further into a READ says nothing about the responses before it; taking it as an
 /// acknowledgement would skip them, and the READ would complete with their bytes missing.
+///
+/// During a retransmission `p` may lie past the next PSN to send: the acknowledgement of the
+/// first transmission came late. A WQE it covers whole is done even while being sent again
+/// (the rest of it is not sent); the sequence goes on after it. WQEs the rewind untracked are
+/// done when they are started again ([`SendState::acked_ahead`]), before any packet of them
+/// goes. Without this the requester relied on the peer acknowledging the duplicates, which a
+/// peer that completed the message and destroyed its QP never does: rc_pingpong's server used
+/// up its retries that way.
 fn ack_up_to(st: &mut SendState, p: Psn) -> bool {
     let sending_last = st.cur.is_some();
     let count = st.count;
@@ -108,14 +116,29 @@ fn ack_up_to(st: &mut SendState, p: Psn) -> bool {
             answer_first = Some(t.first_psn);
             break;
         }
-        let fully_sent = !(sending_last && i + 1 == count);
-        if fully_sent && psn_le(t.last_psn, p) {
-            t.done = Some(WcStatus::Success.to_raw());
-            moved = true;
-            i += 1;
-            continue;
+        if !psn_le(t.last_psn, p) {
+            break;
         }
-        break;
+        t.done = Some(WcStatus::Success.to_raw());
+        let last_psn = t.last_psn;
+        moved = true;
+        i += 1;
+        if sending_last && i == count {
+            // Acknowledged before it was sent whole again: the sending stops here.
+            st.cur = None;
+            st.psn = last_psn.next();
+            st.since_ackreq = 0;
+            break;
+        }
+    }
+    // Past every tracked WQE and past the next PSN to send: a late acknowledgement after a
+    // rewind. The WQEs it covers are done when they are started again.
+    if i >= st.count && psn_le(st.psn, p) {
+        st.acked_ahead = Some(match st.acked_ahead {
+            Some(a) if psn_le(p, a) => a,
+            _ => p,
+        });
+        moved = true;
     }
     let mut next = p.next();
     if let Some(first) = answer_first {
@@ -123,7 +146,12 @@ fn ack_up_to(st: &mut SendState, p: Psn) -> bool {
             next = first;
         }
     }
-    if cmp_psn(next, st.comp_psn) == Ordering::Greater && psn_le(next, st.psn) {
+    // Not past what is being sent again: the WQEs after it are not tracked yet (they are sent
+    // again, and the peer acknowledges them as duplicates).
+    if cmp_psn(next, st.psn) == Ordering::Greater {
+        next = st.psn;
+    }
+    if cmp_psn(next, st.comp_psn) == Ordering::Greater {
         st.comp_psn = next;
         moved = true;
     }
@@ -176,7 +204,7 @@ pub(crate) fn on_response(
                 out.dropped = true;
                 return out;
             };
-            match seq::classify_ack(aeth, psn, st.comp_psn, st.psn) {
+            match seq::classify_ack(aeth, psn, st.comp_psn, st.sent_to) {
                 AckDecision::Ack { last_acked } => {
                     if ack_up_to(&mut st, last_acked) {
                         out.fatal = retry(qp, &mut st, RetryCause::Response);
@@ -405,5 +433,123 @@ pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> Retired {
         if failed || n < batch.len() {
             return Retired { any, failed };
         }
+    }
+}
+
+#[kernel::prelude::kunit_tests(rrxe_pipeline_completer)]
+mod tests {
+    use super::super::state::{
+        Progress,
+        QpPipe,
+        Track, //
+    };
+    use super::*;
+    use crate::proto::{
+        hdr::Aeth,
+        wqe::{
+            Payload,
+            SendFlags,
+            SendWqe,
+            WrDetail, //
+        },
+    };
+
+    /// A SEND of `npkts` packets from `first`, being sent with `sent` packets out.
+    fn sending(st: &mut SendState, first: Psn, npkts: u32, sent: u32) {
+        let mut t = Track::new(7, WrOpcode::Send, true, first, npkts * 1024);
+        t.last_psn = first.wrapping_add(npkts - 1);
+        assert!(st.push(t));
+        let wqe = SendWqe {
+            wr_id: 7,
+            opcode: WrOpcode::Send,
+            flags: SendFlags(SendFlags::SIGNALED),
+            ex: 0,
+            detail: WrDetail::None,
+            iova: 0,
+            length: npkts * 1024,
+            num_sge: 0,
+            payload: Payload::None,
+        };
+        st.cur = (sent < npkts).then_some(Progress {
+            wqe,
+            offset: sent * 1024,
+            sent,
+            npkts,
+        });
+        st.advance(sent);
+    }
+
+    #[test]
+    fn a_late_ack_of_the_first_transmission_finishes_the_wqe_being_sent_again() {
+        let pipe = QpPipe::new(16, 64, 1, 64, 1).unwrap();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        // Sent whole (PSNs 100..=163), then the timer: it goes again, 16 packets are out.
+        sending(&mut st, Psn::new(100), 64, 64);
+        rewind(&mut st);
+        assert_eq!(st.count, 0);
+        assert_eq!(st.psn, Psn::new(100));
+        sending(&mut st, Psn::new(100), 64, 16);
+        assert_eq!(st.sent_to, Psn::new(164));
+        // The first transmission's ACK arrives: the SEND is done and nothing more of it goes.
+        let aeth = Aeth {
+            syndrome: Aeth::ACK_UNLIMITED,
+            msn: 1,
+        };
+        let d = seq::classify_ack(aeth, Psn::new(163), st.comp_psn, st.sent_to);
+        assert!(
+            d == AckDecision::Ack {
+                last_acked: Psn::new(163)
+            }
+        );
+        assert!(!ack_up_to(&mut st, Psn::new(163)));
+        assert!(st.cur.is_none());
+        assert_eq!(st.psn, Psn::new(164));
+        assert_eq!(st.comp_psn, Psn::new(164));
+        assert_eq!(
+            st.entry(0).and_then(|t| t.done),
+            Some(WcStatus::Success.to_raw())
+        );
+        // Past everything ever sent: not an acknowledgement.
+        let d = seq::classify_ack(aeth, Psn::new(164), st.comp_psn, st.sent_to);
+        assert!(d == AckDecision::Ignore);
+    }
+
+    #[test]
+    fn a_late_ack_before_the_wqes_are_started_again_finishes_them_when_they_are() {
+        let pipe = QpPipe::new(16, 64, 1, 64, 1).unwrap();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        // Two SENDs (100..=163, 164..=227) sent whole, then the timer: nothing is tracked.
+        sending(&mut st, Psn::new(100), 64, 64);
+        sending(&mut st, Psn::new(164), 64, 64);
+        rewind(&mut st);
+        assert_eq!(st.count, 0);
+        // The first transmission's ACK of the first SEND and 8 packets of the second.
+        assert!(!ack_up_to(&mut st, Psn::new(171)));
+        assert_eq!(st.acked_ahead, Some(Psn::new(171)));
+        assert_eq!(st.comp_psn, Psn::new(100));
+        // Started again: the first is done whole, the second goes on from its ninth packet.
+        assert_eq!(st.take_acked(Psn::new(100), 64), 64);
+        st.skip_acked(Psn::new(164));
+        assert_eq!((st.psn, st.comp_psn), (Psn::new(164), Psn::new(164)));
+        assert_eq!(st.take_acked(Psn::new(164), 64), 8);
+        assert_eq!(st.acked_ahead, None);
+        assert_eq!(st.take_acked(Psn::new(228), 1), 0);
+    }
+
+    #[test]
+    fn a_late_ack_inside_the_wqe_being_sent_again_moves_no_further_than_sent() {
+        let pipe = QpPipe::new(16, 64, 1, 64, 1).unwrap();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(0xff_fff0));
+        sending(&mut st, Psn::new(0xff_fff0), 64, 64);
+        rewind(&mut st);
+        sending(&mut st, Psn::new(0xff_fff0), 64, 8);
+        // PSN 0x1f (wrapped) acknowledges 48 packets; 8 were sent again.
+        assert!(!ack_up_to(&mut st, Psn::new(0x1f)));
+        assert!(st.cur.is_some());
+        assert_eq!(st.comp_psn, Psn::new(0xff_fff8));
+        assert_eq!(st.entry(0).and_then(|t| t.done), None);
     }
 }

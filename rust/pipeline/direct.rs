@@ -287,7 +287,7 @@ pub(crate) fn try_message(
     r.reack.executed(kind, last_psn);
     r.msn = r.msn.wrapping_add(1);
     drop(r);
-    st.psn = st.psn.wrapping_add(npkts);
+    st.advance(npkts);
     st.comp_psn = st.psn;
     st.cur = None;
     if let Some(t) = st.entry(last) {

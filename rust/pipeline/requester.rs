@@ -290,10 +290,30 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
         }
         _ => 0,
     };
+    track.last_psn = track.first_psn.wrapping_add(psns - 1);
+    // Acknowledged late, after the rewind that started it again: what the peer has is not sent
+    // again. A READ or atomic still needs its responses.
+    let acked = if reads {
+        0
+    } else {
+        st.take_acked(track.first_psn, psns)
+    };
+    if acked > 0 && acked == psns {
+        if !st.push(track.finished(WcStatus::Success)) {
+            return Start::Blocked;
+        }
+        st.skip_acked(track.last_psn.next());
+        return Start::Finished;
+    }
+    let skip = if acked > skip {
+        st.skip_acked(track.first_psn.wrapping_add(acked));
+        acked
+    } else {
+        skip
+    };
     let Some(skip_bytes) = skip.checked_mul(mtu).filter(|&b| skip == 0 || b < w.length) else {
         return Start::Blocked;
     };
-    track.last_psn = track.first_psn.wrapping_add(psns - 1);
     if reads {
         // The local buffers the response fills, copied now: the completer never reads the
         // ring again.
@@ -488,7 +508,7 @@ fn next_packet(
     } else {
         1
     };
-    st.psn = st.psn.wrapping_add(psns);
+    st.advance(psns);
     let done_sending = {
         let cur = st.cur.as_mut().ok_or(WcStatus::LocQpOpErr)?;
         cur.offset += payload;

@@ -26,7 +26,10 @@ use crate::{
     proto::{
         cqe::WcStatus,
         opcode::Opcode,
-        psn::Psn,
+        psn::{
+            cmp_psn,
+            Psn, //
+        },
         retry::RetryCounter,
         seq::ReackPsn,
         wqe::{
@@ -40,6 +43,7 @@ use crate::{
     new_spinlock_irq,
     sync::SpinLockIrq, //
 };
+use core::cmp::Ordering;
 use kernel::{
     alloc::KVVec,
     prelude::*, //
@@ -162,6 +166,12 @@ pub(crate) struct SendState {
     pub(crate) psn: Psn,
     /// The oldest PSN not yet acknowledged.
     pub(crate) comp_psn: Psn,
+    /// One past the newest PSN ever sent: ahead of `psn` while a retransmission goes over
+    /// PSNs sent before, whose acknowledgements (late, not lost) are still good.
+    pub(crate) sent_to: Psn,
+    /// The newest PSN a late acknowledgement covered past `psn`: after a rewind, WQEs started
+    /// again whose PSNs it covers are done without being sent again ([`Self::take_acked`]).
+    pub(crate) acked_ahead: Option<Psn>,
     /// Started, uncompleted WQEs: a ring of `track.len()` (at most [`TRACK_WINDOW`]) entries
     /// from `head`.
     pub(crate) track: KVVec<Track>,
@@ -194,6 +204,51 @@ pub(crate) struct SendState {
 }
 
 impl SendState {
+    /// Starts the PSN sequence at `psn` (the move to RTS).
+    pub(crate) fn start_at(&mut self, psn: Psn) {
+        self.psn = psn;
+        self.comp_psn = psn;
+        self.sent_to = psn;
+        self.acked_ahead = None;
+    }
+
+    /// Moves past `n` PSNs just sent.
+    pub(crate) fn advance(&mut self, n: u32) {
+        self.psn = self.psn.wrapping_add(n);
+        if cmp_psn(self.psn, self.sent_to) == Ordering::Greater {
+            self.sent_to = self.psn;
+        }
+    }
+
+    /// How many of the `psns` PSNs from `first` (a WQE started again after a rewind) the peer
+    /// has acknowledged already ([`Self::acked_ahead`]); the acknowledgement is forgotten once
+    /// the WQEs started again reach past it.
+    pub(crate) fn take_acked(&mut self, first: Psn, psns: u32) -> u32 {
+        let Some(a) = self.acked_ahead else {
+            return 0;
+        };
+        if cmp_psn(a, first) == Ordering::Less {
+            self.acked_ahead = None;
+            return 0;
+        }
+        let n = a.next().distance_from(first);
+        if n <= psns {
+            self.acked_ahead = None;
+        }
+        n.min(psns)
+    }
+
+    /// Moves the next PSN to send forward to `to`, over PSNs the peer has acknowledged.
+    pub(crate) fn skip_acked(&mut self, to: Psn) {
+        if self.comp_psn == self.psn {
+            self.comp_psn = to;
+        }
+        self.psn = to;
+        if cmp_psn(to, self.sent_to) == Ordering::Greater {
+            self.sent_to = to;
+        }
+    }
+
     /// The entry `i` places after the oldest.
     pub(crate) fn entry(&mut self, i: usize) -> Option<&mut Track> {
         if i >= self.count {
@@ -370,6 +425,8 @@ impl QpPipe {
         let send = SendState {
             psn: Psn::new(0),
             comp_psn: Psn::new(0),
+            sent_to: Psn::new(0),
+            acked_ahead: None,
             track,
             head: 0,
             count: 0,
