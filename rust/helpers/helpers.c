@@ -528,7 +528,7 @@ bool rrxe_helper_work_queue_bh_on(unsigned int cpu, struct work_struct *w)
 
 bool rrxe_helper_work_queue_unbound(struct work_struct *w)
 {
-	return queue_work(system_unbound_wq, w);
+	return queue_work(system_dfl_wq, w);
 }
 
 bool rrxe_helper_work_cancel_sync(struct work_struct *w)

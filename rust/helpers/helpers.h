@@ -153,7 +153,7 @@ void rrxe_helper_work_init(struct work_struct *w, void (*fn)(struct work_struct 
 void rrxe_helper_work_init_sleeping(struct work_struct *w, void (*fn)(struct work_struct *));
 bool rrxe_helper_work_queue_bh(struct work_struct *w);
 bool rrxe_helper_work_queue_bh_on(unsigned int cpu, struct work_struct *w);
-/* queue_work() on system_unbound_wq: process context, may sleep */
+/* queue_work() on system_dfl_wq (unbound): process context, may sleep */
 bool rrxe_helper_work_queue_unbound(struct work_struct *w);
 bool rrxe_helper_work_cancel_sync(struct work_struct *w);
 /* a CQ's completion handler, with BHs disabled: softirqs it raises run when it returns */
