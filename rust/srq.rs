@@ -13,11 +13,15 @@ use crate::{
     ib::{
         Device,
         MmapHandle,
+        ObjRef,
         RecvWrChain,
+        RefWork,
+        Sleeping,
         Srq,
         SrqAttr,
         SrqMask,
-        Udata, //
+        Udata,
+        WorkTarget, //
     },
     index::PoolIndex,
     limits,
@@ -54,6 +58,15 @@ pub(crate) struct RrxeSrq {
     _num: PoolIndex,
     max_sge: u32,
     state: Pin<KBox<SpinLockIrq<SrqState>>>,
+    /// Raises the limit event in process context, outside the receiving QP's locks and outside
+    /// every verb call (a kernel sender's `post_send` can take the WQE on loopback).
+    limit_work: Pin<KBox<RefWork<Srq<RrxeDevice>, Sleeping>>>,
+}
+
+impl WorkTarget<Sleeping> for Srq<RrxeDevice> {
+    fn work_run(srq: ObjRef<Self>) {
+        srq.limit_event();
+    }
 }
 
 /// A ring for at least `max_wr` WQEs of `max_sge` SGEs, published to user space when there is a
@@ -118,6 +131,7 @@ impl RrxeSrq {
                 ),
                 GFP_KERNEL,
             )?,
+            limit_work: KBox::pin_init(RefWork::new(), GFP_KERNEL)?,
         })
     }
 
@@ -189,7 +203,8 @@ impl RrxeSrq {
 
     /// Takes the next receive WQE into `slot` for a QP: `Some(max_sge)` to parse it with, or
     /// `None` when the SRQ is empty. Fires the limit event (once per arming) when fewer WQEs
-    /// than the limit remain. Any context.
+    /// than the limit remain (from a work item: the caller holds the QP's receive lock). Any
+    /// context.
     pub(crate) fn take(srq: &Srq<RrxeDevice>, slot: &mut [u8]) -> Option<u32> {
         let mut st = srq.state.lock();
         if !st.ring.peek(slot).ok()? {
@@ -202,9 +217,14 @@ impl RrxeSrq {
         }
         drop(st);
         if fire {
-            srq.limit_event();
+            srq.limit_work.queue(&ObjRef::new(srq));
         }
         Some(srq.max_sge)
+    }
+
+    /// The SRQ is being destroyed: a limit event not raised yet is not.
+    pub(crate) fn destroying(srq: &Srq<RrxeDevice>) {
+        srq.limit_work.close();
     }
 
     /// Query SRQ.

@@ -309,6 +309,10 @@ impl ib::DeviceOps for RrxeDevice {
         RrxeSrq::modify(srq, attr, mask, udata)
     }
 
+    fn srq_destroying(srq: &Srq<Self>) {
+        RrxeSrq::destroying(srq);
+    }
+
     fn query_srq(srq: &Srq<Self>) -> SrqAttr {
         RrxeSrq::query(srq)
     }

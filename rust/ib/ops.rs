@@ -245,6 +245,9 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// its timers and work; `destroy_qp` then waits for the rest and drops the data.
     fn qp_destroying(_qp: &Qp<Self>) {}
 
+    /// Called first when the SRQ is destroyed, as [`Self::qp_destroying`].
+    fn srq_destroying(_srq: &Srq<Self>) {}
+
     /// The send doorbell of a user QP: process the WQEs user space added to the send ring.
     fn doorbell(qp: &Qp<Self>) -> Result;
 

@@ -20,7 +20,9 @@ pub(crate) type Ah<T> = Obj<T, AhKind>;
 pub(crate) type Mw<T> = Obj<T, MwKind>;
 
 impl<T: super::DeviceOps> Obj<T, SrqKind> {
-    /// Reports `IB_EVENT_SRQ_LIMIT_REACHED` to the SRQ's consumer. Any context.
+    /// Reports `IB_EVENT_SRQ_LIMIT_REACHED` to the SRQ's consumer: calls its event handler.
+    /// Not with a lock held the handler may need, nor from inside one of the consumer's verb
+    /// calls: the driver raises it from a work item.
     pub(crate) fn limit_event(&self) {
         let srq = self.as_raw();
         let mut ev = bindings::ib_event {

@@ -8,7 +8,7 @@
  * with IBV_WR_BIND_MW (also zero-based), used remotely, invalidated locally and remotely. Then
  * the refusals: rights a key lacks, a moved or invalidated window, another QP's window,
  * misaligned ATOMIC_WRITE, deregistering a region with a bound window, persistent FLUSH access
- * on ordinary memory.
+ * on ordinary memory. Last, the SRQ limit event.
  *
  * Usage: verbs_ops DEVICE GID_INDEX [--rxe-compatible]
  *   --rxe-compatible skips the checks where rrxe is stricter than the C rxe: rxe checks a
@@ -17,6 +17,7 @@
  *   libibverbs reads as IBV_WC_IP_CSUM_OK) instead of IBV_WC_WITH_INV.
  */
 #include <arpa/inet.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -466,6 +467,68 @@ static void test_exit_with_bound_windows(void)
 	      "a process exits with type 1 and type 2 windows bound to its region");
 }
 
+/*
+ * The SRQ limit: armed at 4 with 6 receives posted, three SENDs from A to a QP on the SRQ leave
+ * 3, and IBV_EVENT_SRQ_LIMIT_REACHED arrives once, disarming the limit (the driver raises it
+ * from a work item, outside the receiving QP's locks).
+ */
+static void test_srq_limit(void)
+{
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &si);
+	struct ibv_qp_init_attr qi = { .send_cq = cqb, .recv_cq = cqb, .srq = srq,
+				       .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_send_sge = 1 } };
+	struct ibv_qp *qs = NULL, *qr = NULL;
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	struct ibv_srq_attr a = { .srq_limit = 4 };
+	struct ibv_wc wc;
+	int events = 0, sent = 0;
+
+	CHECK(srq, "SRQ of 8");
+	if (!srq)
+		return;
+	qr = ibv_create_qp(pd, &qi);
+	qi.srq = NULL;
+	qi.send_cq = qi.recv_cq = cqa;
+	qi.cap.max_recv_wr = 4;
+	qi.cap.max_recv_sge = 1;
+	qs = ibv_create_qp(pd, &qi);
+	CHECK(qs && qr && !rc_connect(qs, qr->qp_num, &gid, gid_index) &&
+		      !rc_connect(qr, qs->qp_num, &gid, gid_index),
+	      "a QP on the SRQ connected to a sender");
+	for (int i = 0; i < 6; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)bbuf + i * 256, .length = 256,
+				       .lkey = bmr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 0x60 + i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		CHECK(!ibv_post_srq_recv(srq, &wr, &bad), "SRQ receive %d posted", i);
+	}
+	CHECK(!ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT), "SRQ limit armed at 4");
+	for (int i = 0; qs && qr && i < 3; i++) {
+		struct ibv_sge sge;
+		struct ibv_send_wr wr = req(0x70 + i, IBV_WR_SEND, &sge, 0, 64);
+
+		sent += !post_signaled(qs, &wr) && expect(cqa, 0x70 + i, IBV_WC_SUCCESS, IBV_WC_SEND) &&
+			!wait_wc(cqb, &wc) && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV;
+	}
+	CHECK(sent == 3, "three SENDs received through the SRQ (%d)", sent);
+	while (poll(&p, 1, 3000) > 0 && !ibv_get_async_event(ctx, &ev)) {
+		if (ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED && ev.element.srq == srq)
+			events++;
+		ibv_ack_async_event(&ev);
+	}
+	CHECK(events == 1, "IBV_EVENT_SRQ_LIMIT_REACHED once (%d)", events);
+	CHECK(!ibv_query_srq(srq, &a) && a.srq_limit == 0, "limit disarmed (%u)", a.srq_limit);
+	if (qs)
+		ibv_destroy_qp(qs);
+	if (qr)
+		ibv_destroy_qp(qr);
+	CHECK(!ibv_destroy_srq(srq), "SRQ destroyed");
+	drain();
+}
+
 int main(int argc, char **argv)
 {
 	int r = test_setup(argc, argv);
@@ -514,6 +577,7 @@ int main(int argc, char **argv)
 	test_mw_type2();
 	test_local_inv_mr();
 	test_exit_with_bound_windows();
+	test_srq_limit();
 
 	CHECK(!ibv_destroy_qp(qa) && !ibv_destroy_qp(qb), "QPs destroyed");
 	CHECK(!ibv_dereg_mr(amr) && !ibv_dereg_mr(bmr) && !ibv_dereg_mr(cmr),

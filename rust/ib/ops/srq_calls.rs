@@ -125,7 +125,10 @@ impl<T: DeviceOps> Adapter<T> {
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         // SAFETY: `create_srq` succeeded for this SRQ and this is its last op.
-        unsafe { Srq::<T>::drop_data(ibsrq) };
+        unsafe {
+            T::srq_destroying(Srq::from_raw(ibsrq));
+            Srq::<T>::drop_data(ibsrq);
+        }
         0
     }
 
