@@ -188,6 +188,42 @@ pub(crate) struct Cqe {
 }
 
 impl Cqe {
+    /// A receive completion: `byte_len` bytes of a message from `src_qp` delivered into receive
+    /// WQE `wr_id` of QP `qp_num` (on port 1, the device's one port), successful unless
+    /// `status` is set afterwards.
+    pub(crate) fn received(
+        wr_id: u64,
+        opcode: WcOpcode,
+        byte_len: u32,
+        qp_num: u32,
+        src_qp: u32,
+    ) -> Self {
+        Cqe {
+            wr_id,
+            status: WcStatus::Success.to_raw(),
+            opcode: opcode.to_raw(),
+            byte_len,
+            qp_num,
+            src_qp,
+            port_num: 1,
+            ..Cqe::default()
+        }
+    }
+
+    /// The completion with immediate data `ex` (as the consumer reads it: wire byte order).
+    pub(crate) fn with_imm(mut self, ex: u32) -> Self {
+        self.ex = ex;
+        self.wc_flags.0 |= WcFlags::WITH_IMM;
+        self
+    }
+
+    /// The completion of a SEND with Invalidate that invalidated `rkey`.
+    pub(crate) fn with_inv(mut self, rkey: u32) -> Self {
+        self.ex = rkey;
+        self.wc_flags.0 |= WcFlags::WITH_INV;
+        self
+    }
+
     /// Returns the completion encoded as `struct ib_uverbs_wc`.
     pub(crate) fn to_uverbs(self) -> [u8; CQE_LEN] {
         let mut out = [0u8; CQE_LEN];

@@ -144,3 +144,21 @@ fn wc_flags_translate_to_kernel_values() {
     assert_eq!(WcFlags(0xffff_ffff).to_kernel(), 7);
     assert_eq!(WcFlags(0).to_kernel(), 0);
 }
+
+#[test]
+fn received_completions() {
+    let c = Cqe::received(7, WcOpcode::RecvRdmaWithImm, 4096, 0x11, 0x22).with_imm(0xa1b2_c3d4);
+    assert_eq!(c.status, WcStatus::Success.to_raw());
+    assert_eq!(c.opcode, WcOpcode::RecvRdmaWithImm.to_raw());
+    assert_eq!(
+        (c.wr_id, c.byte_len, c.qp_num, c.src_qp),
+        (7, 4096, 0x11, 0x22)
+    );
+    assert_eq!(
+        (c.ex, c.wc_flags.0, c.port_num),
+        (0xa1b2_c3d4, WcFlags::WITH_IMM, 1)
+    );
+    let c = Cqe::received(8, WcOpcode::Recv, 0, 0x11, 0x22).with_inv(0x1234);
+    assert_eq!((c.ex, c.wc_flags.0), (0x1234, WcFlags::WITH_INV));
+    assert_eq!((c.pkey_index, c.slid, c.sl, c.vendor_err), (0, 0, 0, 0));
+}
