@@ -5,6 +5,7 @@
 //! order, opcode sequence, keys, rights and bounds. What it sends back is in [`reply`].
 
 mod atomic;
+mod connected;
 mod reply;
 
 pub(crate) use reply::{
@@ -14,20 +15,11 @@ pub(crate) use reply::{
 
 use super::{
     mem,
-    odp::{
-        self,
-        Access,
-        Side, //
-    },
-    rkey,
+    odp::Side,
     state::{
-        ReadOut,
-        RecvProgress,
         RecvState,
-        Resource,
         Snapshot,
-        TakenRecv,
-        WriteProgress, //
+        TakenRecv, //
     },
     DropReason, Outbox,
 };
@@ -36,10 +28,6 @@ use crate::{
     cq::RrxeCq,
     device::RrxeDevice,
     ib::Qp,
-    mr::{
-        ACCESS_REMOTE_READ,
-        ACCESS_REMOTE_WRITE, //
-    },
     proto::{
         cqe::{
             Cqe,
@@ -48,18 +36,11 @@ use crate::{
             WcStatus, //
         },
         hdr::Aeth,
-        opcode::{
-            OpKind,
-            Service, //
-        },
+        opcode::Service,
         packet::ParsedHeaders,
         qp_state::{
             QpState,
             QpType, //
-        },
-        seq::{
-            self,
-            RespPsn, //
         },
         wqe,
     },
@@ -90,12 +71,8 @@ fn complete_recv(qp: &Qp<RrxeDevice>, c: &Cqe, solicited: bool) {
 /// Completes receive WQE `wr_id` with the error `status`.
 fn fail_recv(qp: &Qp<RrxeDevice>, snap: &Snapshot, wr_id: u64, status: WcStatus) {
     let c = Cqe {
-        wr_id,
         status: status.to_raw(),
-        opcode: WcOpcode::Recv.to_raw(),
-        qp_num: snap.qpn,
-        port_num: 1,
-        ..Cqe::default()
+        ..Cqe::received(wr_id, WcOpcode::Recv, 0, snap.qpn, 0)
     };
     complete_recv(qp, &c, false);
 }
@@ -179,7 +156,7 @@ pub(crate) fn on_request(
     }
     match (snap.qp_type, h.info.service) {
         (QpType::Rc, Service::Rc) | (QpType::Uc, Service::Uc) => {
-            connected(qp, snap, h, payload, out)
+            connected::Request::new(qp, snap, h, payload).handle(out)
         }
         (QpType::Ud | QpType::Gsi, Service::Ud) => datagram(qp, snap, h, payload, grh),
         _ => Err(DropReason::OpcodeForQpType),
@@ -214,15 +191,7 @@ fn datagram(
         }
     };
     let total = GRH_LEN + payload.len();
-    let mut c = Cqe {
-        wr_id,
-        opcode: WcOpcode::Recv.to_raw(),
-        qp_num: snap.qpn,
-        src_qp: deth.src_qpn,
-        port_num: 1,
-        pkey_index: 0,
-        ..Cqe::default()
-    };
+    let mut c = Cqe::received(wr_id, WcOpcode::Recv, 0, snap.qpn, deth.src_qpn);
     c.wc_flags.0 |= WcFlags::GRH;
     if (length as usize) < total {
         c.status = WcStatus::LocLenErr.to_raw();
@@ -241,8 +210,7 @@ fn datagram(
         c.byte_len = total as u32;
     }
     if let Some(i) = h.headers.immdt {
-        c.ex = imm_ex(i.imm);
-        c.wc_flags.0 |= WcFlags::WITH_IMM;
+        c = c.with_imm(imm_ex(i.imm));
     }
     drop(st);
     qp.device().count_recv(payload.len());
@@ -253,307 +221,6 @@ fn datagram(
     if let Some(cq) = qp.recv_cq() {
         let _ = RrxeCq::push_net(cq, &c, qp.handle(), h.headers.bth.solicited, network);
     }
-    Ok(())
-}
-
-/// An RC or UC request.
-fn connected(
-    qp: &Qp<RrxeDevice>,
-    snap: &Snapshot,
-    h: &ParsedHeaders,
-    payload: &[u8],
-    out: &mut Outbox,
-) -> Result<(), DropReason> {
-    let rc = snap.qp_type == QpType::Rc;
-    let bth = h.headers.bth;
-    let psn = bth.psn;
-    let mut st = qp.pipe().recv.lock();
-    match seq::classify_request_psn(psn, st.epsn) {
-        RespPsn::Expected => st.nak_sent = false,
-        RespPsn::Duplicate if rc => {
-            qp.device().count_duplicate();
-            return reply::duplicate(qp, snap, st, h, out);
-        }
-        RespPsn::OutOfSequence if rc => {
-            qp.device().count_out_of_seq();
-            if !st.nak_sent {
-                st.nak_sent = true;
-                let (msn, epsn) = (st.msn, st.epsn);
-                drop(st);
-                reply::ack(qp, snap, msn, epsn, Aeth::NAK_PSN_SEQ_ERROR, out);
-            }
-            return Err(DropReason::PsnOutOfWindow);
-        }
-        // UC: a packet from behind the expected PSN is stale (or forged): only PSNs ahead of it
-        // can resynchronise the responder.
-        RespPsn::Duplicate => return Err(DropReason::Duplicate),
-        _ => {
-            // UC: a gap loses the message in progress (not its receive WQE); resynchronise on
-            // a new first packet.
-            abandon(qp, snap, &mut st, None);
-            if !h.info.position.starts_message() {
-                st.epsn = psn.next();
-                return Err(DropReason::PsnOutOfWindow);
-            }
-        }
-    }
-    if seq::check_request_sequence(st.last_op, bth.opcode).is_err() {
-        if rc {
-            let (msn, epsn) = (st.msn, st.epsn);
-            drop(st);
-            reply::ack(qp, snap, msn, epsn, Aeth::NAK_INVALID_REQUEST, out);
-            return Err(DropReason::OpcodeSequence);
-        }
-        // UC: a new message while one is in progress drops the old one (its WQE is used for
-        // the new one); any other packet out of sequence is dropped.
-        if !h.info.position.starts_message() {
-            return Err(DropReason::OpcodeSequence);
-        }
-        abandon(qp, snap, &mut st, None);
-    }
-    let ends = h.info.position.ends_message();
-    let starts = h.info.position.starts_message();
-    let nak = |st: RecvGuard<'_>, out: &mut Outbox, syndrome: u8| {
-        if rc {
-            reply::nak(qp, snap, st, syndrome, out);
-        }
-    };
-    // C9-93: the payload length matches the packet's place in the message.
-    if matches!(h.info.kind, OpKind::Send | OpKind::Write)
-        && !seq::payload_fits_position(h.info.position, payload.len(), snap.mtu)
-    {
-        abandon(qp, snap, &mut st, rc.then_some(WcStatus::RemInvReqErr));
-        nak(st, out, Aeth::NAK_INVALID_REQUEST);
-        return Err(DropReason::LengthError);
-    }
-    // C9-94: no RDMA message is longer than 2^31 bytes (a longer READ would also take more
-    // PSNs than the window has).
-    if matches!(h.info.kind, OpKind::Write | OpKind::ReadRequest)
-        && h.headers
-            .reth
-            .is_some_and(|r| r.dma_len > wqe::MAX_MSG_SIZE)
-    {
-        abandon(qp, snap, &mut st, rc.then_some(WcStatus::RemInvReqErr));
-        nak(st, out, Aeth::NAK_INVALID_REQUEST);
-        return Err(DropReason::LengthError);
-    }
-    let mut psns = 1;
-    match h.info.kind {
-        OpKind::Send => {
-            if starts {
-                match take_recv(qp, &mut st) {
-                    Some(TakenRecv::Wqe(wr_id, length)) => {
-                        st.recv = Some(RecvProgress {
-                            wr_id,
-                            offset: 0,
-                            length,
-                        })
-                    }
-                    None => return Err(rnr(qp, snap, st, rc, out)),
-                    Some(TakenRecv::Malformed(wr_id)) => {
-                        return Err(bad_recv(qp, snap, st, wr_id, out))
-                    }
-                }
-            }
-            let (wr_id, offset, length) = match &st.recv {
-                Some(r) => (r.wr_id, r.offset, r.length),
-                None => return Err(DropReason::OpcodeSequence),
-            };
-            let fits = (offset as usize).saturating_add(payload.len()) <= length as usize;
-            let r = if fits {
-                match mem::scatter(qp, Side::Recv, snap, &st.sges, offset, payload) {
-                    Err(e) if e == EAGAIN => {
-                        // A page is being faulted in: the packet waits and is handled again,
-                        // with the receive WQE it started handed back (nothing moved).
-                        if starts {
-                            st.direct_recv =
-                                st.recv.take().map(|r| TakenRecv::Wqe(r.wr_id, r.length));
-                        }
-                        return Ok(());
-                    }
-                    r => r.map_err(|_| ()),
-                }
-            } else {
-                Err(())
-            };
-            if r.is_err() {
-                let status = if fits {
-                    WcStatus::LocProtErr
-                } else {
-                    WcStatus::LocLenErr
-                };
-                abandon(qp, snap, &mut st, Some(status));
-                nak(st, out, Aeth::NAK_INVALID_REQUEST);
-                return Err(DropReason::LengthError);
-            }
-            let total = offset + payload.len() as u32;
-            if let Some(r) = st.recv.as_mut() {
-                r.offset = total;
-            }
-            if ends {
-                st.recv = None;
-                let mut c = Cqe {
-                    wr_id,
-                    opcode: WcOpcode::Recv.to_raw(),
-                    byte_len: total,
-                    qp_num: snap.qpn,
-                    src_qp: snap.dest_qpn,
-                    port_num: 1,
-                    ..Cqe::default()
-                };
-                if let Some(i) = h.headers.immdt {
-                    c.ex = imm_ex(i.imm);
-                    c.wc_flags.0 |= WcFlags::WITH_IMM;
-                }
-                if let Some(i) = h.headers.ieth {
-                    let on = Some(qp.mw_token());
-                    let _ = rkey::invalidate(qp.device(), i.rkey, snap.pd, on);
-                    c.ex = i.rkey;
-                    c.wc_flags.0 |= WcFlags::WITH_INV;
-                }
-                complete_recv(qp, &c, bth.solicited);
-            }
-        }
-        OpKind::Write => {
-            if starts {
-                let Some(reth) = h.headers.reth else {
-                    return Err(DropReason::Malformed);
-                };
-                if reth.dma_len != 0 {
-                    let len = u64::from(reth.dma_len);
-                    let target =
-                        rkey::resolve(qp, snap, reth.rkey, ACCESS_REMOTE_WRITE, reth.va, len);
-                    if let Err(s) = target {
-                        nak(st, out, s);
-                        return Err(DropReason::BadRkey);
-                    }
-                }
-                st.write = Some(WriteProgress {
-                    rkey: reth.rkey,
-                    va: reth.va,
-                    remaining: reth.dma_len,
-                    length: reth.dma_len,
-                });
-            }
-            let Some(w) = st.write.as_mut() else {
-                return Err(DropReason::OpcodeSequence);
-            };
-            // More payload than the RETH announced, or a last packet that leaves some of it
-            // unwritten: a length error (C9-94), answered as rxe does.
-            let len = payload.len();
-            if len > w.remaining as usize || (ends && len != w.remaining as usize) {
-                abandon(qp, snap, &mut st, rc.then_some(WcStatus::RemInvReqErr));
-                nak(st, out, Aeth::NAK_INVALID_REQUEST);
-                return Err(DropReason::LengthError);
-            }
-            if len != 0 {
-                // The range was resolved whole at the first packet (so `va + len` cannot wrap
-                // there); it is resolved again per packet as the key may have been invalidated.
-                let rest = u64::from(w.remaining);
-                let r = rkey::resolve(qp, snap, w.rkey, ACCESS_REMOTE_WRITE, w.va, len as u64)
-                    .map_err(|_| EFAULT)
-                    .and_then(|t| {
-                        let r = t.mr.write(t.va, payload);
-                        let a = Access {
-                            va: t.va,
-                            need: len as u64,
-                            ahead: rest,
-                            write: true,
-                        };
-                        odp::check(qp, Side::Recv, &t.mr, a, r)
-                    });
-                let next = w.va.checked_add(len as u64);
-                match (r, next) {
-                    // A page is being faulted in: the packet is handled again (its first
-                    // packet sets the progress up again; nothing advanced).
-                    (Err(e), _) if e == EAGAIN => return Ok(()),
-                    (Ok(()), Some(next)) => {
-                        w.va = next;
-                        w.remaining -= len as u32;
-                    }
-                    _ => {
-                        abandon(qp, snap, &mut st, rc.then_some(WcStatus::RemAccessErr));
-                        nak(st, out, Aeth::NAK_REMOTE_ACCESS_ERROR);
-                        return Err(DropReason::BadRkey);
-                    }
-                }
-            }
-            if ends {
-                let total = st.write.take().map_or(0, |w| w.length);
-                if let Some(i) = h.headers.immdt {
-                    let wr_id = match take_recv(qp, &mut st) {
-                        Some(TakenRecv::Wqe(wr_id, _)) => wr_id,
-                        None => return Err(rnr(qp, snap, st, rc, out)),
-                        Some(TakenRecv::Malformed(wr_id)) => {
-                            return Err(bad_recv(qp, snap, st, wr_id, out))
-                        }
-                    };
-                    let c = Cqe {
-                        wr_id,
-                        opcode: WcOpcode::RecvRdmaWithImm.to_raw(),
-                        byte_len: total,
-                        ex: imm_ex(i.imm),
-                        wc_flags: WcFlags(WcFlags::WITH_IMM),
-                        qp_num: snap.qpn,
-                        src_qp: snap.dest_qpn,
-                        port_num: 1,
-                        ..Cqe::default()
-                    };
-                    complete_recv(qp, &c, bth.solicited);
-                }
-            }
-        }
-        OpKind::ReadRequest if rc => {
-            let Some(reth) = h.headers.reth else {
-                return Err(DropReason::Malformed);
-            };
-            let len = u64::from(reth.dma_len);
-            if let Err(s) = rkey::resolve(qp, snap, reth.rkey, ACCESS_REMOTE_READ, reth.va, len) {
-                nak(st, out, s);
-                return Err(DropReason::BadRkey);
-            }
-            let npkts = seq::packets_for(reth.dma_len, snap.mtu).unwrap_or(1);
-            reply::save_resource(
-                &mut st,
-                Resource::Read {
-                    psn,
-                    npkts,
-                    va: reth.va,
-                    rkey: reth.rkey,
-                    len: reth.dma_len,
-                },
-            );
-            st.read = Some(ReadOut {
-                rkey: reth.rkey,
-                va: reth.va,
-                len: reth.dma_len,
-                psn,
-                npkts,
-                sent: 0,
-            });
-            psns = npkts;
-        }
-        OpKind::CompareSwap | OpKind::FetchAdd if rc => {
-            return atomic::compare_swap_or_fetch_add(qp, snap, st, h, out)
-        }
-        OpKind::AtomicWrite if rc => return atomic::atomic_write(qp, snap, st, h, payload, out),
-        OpKind::Flush if rc => return atomic::flush(qp, snap, st, h, payload, out),
-        _ => {
-            nak(st, out, Aeth::NAK_INVALID_REQUEST);
-            return Err(DropReason::OpcodeForQpType);
-        }
-    }
-    st.epsn = psn.wrapping_add(psns);
-    st.reack.executed(h.info.kind, psn);
-    st.last_op = if ends { None } else { Some(bth.opcode) };
-    if ends {
-        st.msn = st.msn.wrapping_add(1);
-    }
-    if rc && bth.ack_req && h.info.kind != OpKind::ReadRequest {
-        st.ack_due = Some(psn);
-    }
-    drop(st);
-    qp.device().count_recv(payload.len());
     Ok(())
 }
 
