@@ -36,7 +36,6 @@ use crate::{
     proto::{
         cqe::{
             Cqe,
-            WcFlags,
             WcOpcode,
             WcStatus, //
         },
@@ -178,40 +177,15 @@ fn remote(
 }
 
 /// Executes the WQE just started (the last entry of `st`, parsed from `st.slot`) directly if
-/// it can be. `None` when it did not (the packet path sends it), else whether it succeeded
-/// (on failure the WQE completed in error and the QP must move to ERR).
+/// it can be: a local peer QP connected to this one, idle at the PSN this WQE starts at. `None`
+/// when it did not (the packet path sends it), else whether it succeeded (on failure the WQE
+/// completed in error and the QP must move to ERR).
 pub(crate) fn try_message(
     qp: &Qp<RrxeDevice>,
     snap: &Snapshot,
     st: &mut SendState,
 ) -> Option<bool> {
-    if !matches!(snap.qp_type, QpType::Rc | QpType::Uc) || st.count == 0 {
-        return None;
-    }
-    // Everything sent before must be finished: nothing may be overtaken.
-    let last = st.count - 1;
-    if (0..last).any(|i| st.entry(i).is_some_and(|t| t.done.is_none())) {
-        return None;
-    }
-    let cur = st.cur.as_ref()?;
-    // A retransmission resuming mid-message takes the packet path.
-    if cur.offset != 0 || cur.sent != 0 {
-        return None;
-    }
-    let w = cur.wqe;
-    if w.length > MAX_DIRECT_LEN
-        || w.flags.contains(SendFlags::INLINE)
-        || !matches!(
-            w.opcode,
-            WrOpcode::Send
-                | WrOpcode::SendWithImm
-                | WrOpcode::RdmaWrite
-                | WrOpcode::RdmaWriteWithImm
-                | WrOpcode::RdmaRead
-        )
-    {
-        return None;
-    }
+    let w = eligible(snap, st)?;
     let dev = qp.device();
     if !xmit::is_local(dev, &snap.av) {
         return None;
@@ -235,48 +209,11 @@ pub(crate) fn try_message(
     {
         return None;
     }
-    let slot = &st.slot;
-    let sges = (0..w.num_sge).map(|i| w.sge(slot, i));
-    let status = match w.opcode {
-        WrOpcode::RdmaRead => {
-            let local = Segs::local(dev, snap.pd, sges, ACCESS_LOCAL_WRITE)?;
-            let rkey = match w.detail {
-                WrDetail::Rdma { rkey } => rkey,
-                _ => return None,
-            };
-            let src = remote(&dest, &dsnap, rkey, w.iova, w.length, ACCESS_REMOTE_READ)?;
-            if copy(&local, &src, w.length).is_err() {
-                return None;
-            }
-            st.rd_outstanding = st.rd_outstanding.saturating_sub(1);
-            WcStatus::Success
-        }
-        WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => {
-            let src = Segs::local(dev, snap.pd, sges, 0)?;
-            let rkey = match w.detail {
-                WrDetail::Rdma { rkey } => rkey,
-                _ => return None,
-            };
-            let dst = remote(&dest, &dsnap, rkey, w.iova, w.length, ACCESS_REMOTE_WRITE)?;
-            if w.opcode == WrOpcode::RdmaWriteWithImm && !has_recv(&dest, &mut r) {
-                return None;
-            }
-            if copy(&dst, &src, w.length).is_err() {
-                return None;
-            }
-            if w.opcode == WrOpcode::RdmaWriteWithImm {
-                deliver_recv(&dest, &dsnap, &mut r, &w, None, WcOpcode::RecvRdmaWithImm);
-            }
-            WcStatus::Success
-        }
-        _ => {
-            let src = Segs::local(dev, snap.pd, sges, 0)?;
-            if !has_recv(&dest, &mut r) {
-                return None;
-            }
-            deliver_recv(&dest, &dsnap, &mut r, &w, Some(&src), WcOpcode::Recv)
-        }
-    };
+    let status = execute(qp, snap, &st.slot, &w, &dest, &dsnap, &mut r)?;
+    if w.opcode == WrOpcode::RdmaRead {
+        st.rd_outstanding = st.rd_outstanding.saturating_sub(1);
+    }
+    // The receiver moves past the message as if its packets had come.
     r.epsn = r.epsn.wrapping_add(npkts);
     let kind = match w.opcode {
         WrOpcode::RdmaRead => OpKind::ReadRequest,
@@ -287,14 +224,91 @@ pub(crate) fn try_message(
     r.reack.executed(kind, last_psn);
     r.msn = r.msn.wrapping_add(1);
     drop(r);
+    // And the sender as if they had been sent and acknowledged.
     st.advance(npkts);
     st.comp_psn = st.psn;
     st.cur = None;
-    if let Some(t) = st.entry(last) {
+    if let Some(t) = st.entry(st.count - 1) {
         t.done = Some(status.to_raw());
     }
     dev.count_direct(npkts, w.length);
     Some(status == WcStatus::Success)
+}
+
+/// The WQE just started, when it may go directly: an RC or UC SEND, WRITE or READ of at most
+/// [`MAX_DIRECT_LEN`] bytes, not inline, not resumed mid-message by a retransmission, with
+/// everything sent before it finished (nothing may be overtaken).
+fn eligible(snap: &Snapshot, st: &mut SendState) -> Option<SendWqe> {
+    if !matches!(snap.qp_type, QpType::Rc | QpType::Uc) || st.count == 0 {
+        return None;
+    }
+    let last = st.count - 1;
+    if (0..last).any(|i| st.entry(i).is_some_and(|t| t.done.is_none())) {
+        return None;
+    }
+    let cur = st.cur.as_ref()?;
+    if cur.offset != 0 || cur.sent != 0 {
+        return None;
+    }
+    let w = cur.wqe;
+    let direct = matches!(
+        w.opcode,
+        WrOpcode::Send
+            | WrOpcode::SendWithImm
+            | WrOpcode::RdmaWrite
+            | WrOpcode::RdmaWriteWithImm
+            | WrOpcode::RdmaRead
+    );
+    (direct && w.length <= MAX_DIRECT_LEN && !w.flags.contains(SendFlags::INLINE)).then_some(w)
+}
+
+/// Moves the message of `w` (its local SGEs in `slot`) between this QP and its local peer
+/// `dest`, whose responder state `r` is locked: READ and WRITE through the peer's rkey, SEND
+/// (and WRITE with immediate) into the peer's next receive WQE. `None` when it cannot go
+/// directly (nothing moved or completed: the packet path sends it and reports any error).
+fn execute(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    slot: &[u8],
+    w: &SendWqe,
+    dest: &Qp<RrxeDevice>,
+    dsnap: &Snapshot,
+    r: &mut RecvState,
+) -> Option<WcStatus> {
+    let dev = qp.device();
+    let sges = (0..w.num_sge).map(|i| w.sge(slot, i));
+    let rkey = match w.detail {
+        WrDetail::Rdma { rkey } => Some(rkey),
+        _ => None,
+    };
+    match w.opcode {
+        WrOpcode::RdmaRead => {
+            let local = Segs::local(dev, snap.pd, sges, ACCESS_LOCAL_WRITE)?;
+            let src = remote(dest, dsnap, rkey?, w.iova, w.length, ACCESS_REMOTE_READ)?;
+            copy(&local, &src, w.length).ok()?;
+            Some(WcStatus::Success)
+        }
+        WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => {
+            let src = Segs::local(dev, snap.pd, sges, 0)?;
+            let dst = remote(dest, dsnap, rkey?, w.iova, w.length, ACCESS_REMOTE_WRITE)?;
+            let imm = w.opcode == WrOpcode::RdmaWriteWithImm;
+            if imm && !has_recv(dest, r) {
+                return None;
+            }
+            copy(&dst, &src, w.length).ok()?;
+            if imm {
+                deliver_recv(dest, dsnap, r, w, None, WcOpcode::RecvRdmaWithImm);
+            }
+            Some(WcStatus::Success)
+        }
+        _ => {
+            let src = Segs::local(dev, snap.pd, sges, 0)?;
+            if !has_recv(dest, r) {
+                return None;
+            }
+            Some(deliver_recv(dest, dsnap, r, w, Some(&src), WcOpcode::Recv))
+        }
+    }
 }
 
 /// Whether the receiver has a valid receive WQE (taken into its state when it has). A
@@ -320,18 +334,9 @@ fn deliver_recv(
     let Some(TakenRecv::Wqe(wr_id, length)) = r.direct_recv.take() else {
         return WcStatus::RemInvReqErr;
     };
-    let mut c = Cqe {
-        wr_id,
-        opcode: opcode.to_raw(),
-        byte_len: w.length,
-        qp_num: dsnap.qpn,
-        src_qp: dsnap.dest_qpn,
-        port_num: 1,
-        ..Cqe::default()
-    };
+    let mut c = Cqe::received(wr_id, opcode, w.length, dsnap.qpn, dsnap.dest_qpn);
     if matches!(w.opcode, WrOpcode::SendWithImm | WrOpcode::RdmaWriteWithImm) {
-        c.ex = w.ex;
-        c.wc_flags.0 |= WcFlags::WITH_IMM;
+        c = c.with_imm(w.ex);
     }
     let mut sender = WcStatus::Success;
     if let Some(src) = src {
