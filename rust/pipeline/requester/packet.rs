@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Request packets: the next packet of the WQE being sent, its headers (the BTH and the
+//! extension headers its opcode carries) and its payload, gathered from the WQE's SGEs or
+//! inline data; then the sender's progress past it.
+
+use super::mtu_of;
+use crate::{
+    device::RrxeDevice,
+    ib::{
+        AddressVector,
+        Qp, //
+    },
+    mm::Fill,
+    pipeline::{
+        mem,
+        odp::Side,
+        state::{
+            SendState,
+            Snapshot, //
+        },
+        xmit, TxItem,
+    },
+    proto::{
+        cqe::WcStatus,
+        hdr::{
+            AtomicEth,
+            Bth,
+            Deth,
+            Feth,
+            Ieth,
+            Immdt,
+            Reth,
+            DEFAULT_PKEY, //
+        },
+        opcode::{
+            ExtHeader,
+            Position, //
+        },
+        packet::{
+            pad_for,
+            TransportHeaders, //
+        },
+        qp_state::QpType,
+        seq,
+        wqe::{
+            SendFlags,
+            SendWqe,
+            WrDetail,
+            WrOpcode, //
+        },
+    },
+};
+use kernel::prelude::*;
+
+/// Builds the next packet of the current WQE; `None` when there is none or its payload waits
+/// for a page being faulted in. An error fails the WQE.
+pub(super) fn next_packet(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: &mut SendState,
+) -> Result<Option<TxItem>, WcStatus> {
+    let Some(cur) = st.cur.as_ref() else {
+        return Ok(None);
+    };
+    let (w, offset, sent, npkts) = (cur.wqe, cur.offset, cur.sent, cur.npkts);
+    let position = seq::position(sent, npkts).ok_or(WcStatus::LocQpOpErr)?;
+    let opcode =
+        seq::request_opcode(snap.qp_type, w.opcode, position).ok_or(WcStatus::LocQpOpErr)?;
+    let payload = if w.opcode.request_has_no_payload() {
+        0
+    } else {
+        (w.length - offset).min(mtu_of(snap))
+    };
+    let last = position.ends_message();
+    // Applied once the packet is built (a payload waiting for a page fault is built again).
+    let since_ackreq = st.since_ackreq.saturating_add(1);
+    let ack_req =
+        snap.qp_type == QpType::Rc && seq::ack_due(since_ackreq, last, seq::MAX_PKT_PER_ACK);
+    let (dest_qpn, av) = destination(qp, snap, &w)?;
+    let mut h = TransportHeaders::new(Bth {
+        opcode,
+        solicited: last && w.flags.contains(SendFlags::SOLICITED),
+        mig_req: false,
+        pad: pad_for(payload as usize),
+        pkey: DEFAULT_PKEY,
+        fecn: false,
+        becn: false,
+        dest_qpn,
+        ack_req,
+        psn: st.psn,
+    });
+    let info = opcode.info().ok_or(WcStatus::LocQpOpErr)?;
+    let starts = position.starts_message() || position == Position::Only;
+    for &ext in info.ext_headers {
+        ext_header(&mut h, ext, snap, &w, starts, offset)?;
+    }
+    let slot = &st.slot;
+    let skb = match xmit::build(qp.device(), &h, payload as usize, |dst| {
+        fill_payload(qp, snap, &w, slot, offset, dst)
+    }) {
+        Ok(skb) => skb,
+        // A page of the payload is being faulted in: the sender waits ([`super::super::odp`]).
+        Err(e) if e == EAGAIN => return Ok(None),
+        Err(_) => return Err(WcStatus::LocQpOpErr),
+    };
+    st.since_ackreq = if ack_req { 0 } else { since_ackreq };
+    sent_one(st, snap, &w, offset, payload)?;
+    qp.device().count_sent(payload);
+    Ok(Some(TxItem {
+        skb,
+        av,
+        src_port: snap.src_port,
+    }))
+}
+
+/// Where the packet goes: the connected QP's peer, or a UD WQE's address handle (of the QP's
+/// PD) and remote QP.
+fn destination(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    w: &SendWqe,
+) -> Result<(u32, AddressVector), WcStatus> {
+    match w.detail {
+        WrDetail::Ud {
+            remote_qpn, ah_num, ..
+        } => {
+            let av = qp.device().ah_av(ah_num, snap.pd);
+            Ok((remote_qpn, av.ok_or(WcStatus::LocQpOpErr)?))
+        }
+        _ => Ok((snap.dest_qpn, snap.av)),
+    }
+}
+
+/// Fills extension header `ext` of a packet of `w` from byte `offset` of its message. The
+/// RETH goes only in a message's first packet.
+fn ext_header(
+    h: &mut TransportHeaders,
+    ext: ExtHeader,
+    snap: &Snapshot,
+    w: &SendWqe,
+    starts: bool,
+    offset: u32,
+) -> Result<(), WcStatus> {
+    match ext {
+        ExtHeader::Reth if starts => {
+            let rkey = match w.detail {
+                WrDetail::Rdma { rkey } | WrDetail::Flush { rkey, .. } => rkey,
+                _ => 0,
+            };
+            // A resumed READ asks for the rest (`offset` is zero otherwise).
+            let va = w.iova.checked_add(u64::from(offset));
+            h.reth = Some(Reth {
+                va: va.ok_or(WcStatus::LocQpOpErr)?,
+                rkey,
+                dma_len: w.length - offset,
+            });
+        }
+        // `ex` holds the big-endian immediate as stored in memory.
+        ExtHeader::Immdt => {
+            h.immdt = Some(Immdt {
+                imm: u32::from_be_bytes(w.ex.to_le_bytes()),
+            })
+        }
+        ExtHeader::Ieth => h.ieth = Some(Ieth { rkey: w.ex }),
+        ExtHeader::Feth => {
+            if let WrDetail::Flush { kind, level, .. } = w.detail {
+                h.feth = Some(Feth {
+                    selectivity: level,
+                    placement_type: kind,
+                });
+            }
+        }
+        ExtHeader::Deth => {
+            let qkey = match w.detail {
+                // The top bit asks for the QP's own Q_Key (IBA 10.2.5).
+                WrDetail::Ud { remote_qkey, .. } if remote_qkey & 0x8000_0000 == 0 => remote_qkey,
+                _ => snap.qkey,
+            };
+            h.deth = Some(Deth {
+                qkey,
+                src_qpn: snap.qpn,
+            });
+        }
+        ExtHeader::AtomicEth => {
+            if let WrDetail::Atomic {
+                compare_add,
+                swap,
+                rkey,
+            } = w.detail
+            {
+                let (swap_add, compare) = if w.opcode == WrOpcode::AtomicCmpAndSwp {
+                    (swap, compare_add)
+                } else {
+                    (compare_add, 0)
+                };
+                h.atomic_eth = Some(AtomicEth {
+                    va: w.iova,
+                    rkey,
+                    swap_add,
+                    compare,
+                });
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Moves the sender past a packet of `w` carrying `payload` bytes from `offset`: the PSN (a
+/// READ request takes one per response packet), and the WQE's progress; after its last packet
+/// a UC or UD WQE is complete (an RC one waits for its acknowledgement).
+fn sent_one(
+    st: &mut SendState,
+    snap: &Snapshot,
+    w: &SendWqe,
+    offset: u32,
+    payload: u32,
+) -> Result<(), WcStatus> {
+    let psns = if w.opcode == WrOpcode::RdmaRead {
+        seq::packets_for(w.length - offset, mtu_of(snap)).unwrap_or(1)
+    } else {
+        1
+    };
+    st.advance(psns);
+    let cur = st.cur.as_mut().ok_or(WcStatus::LocQpOpErr)?;
+    cur.offset += payload;
+    cur.sent += 1;
+    if cur.sent < cur.npkts {
+        return Ok(());
+    }
+    st.cur = None;
+    if snap.qp_type != QpType::Rc {
+        let last = st.count.wrapping_sub(1);
+        if let Some(t) = st.entry(last) {
+            t.done = Some(WcStatus::Success.to_raw());
+        }
+    }
+    Ok(())
+}
+
+/// Appends `dst.remaining()` bytes of the message from byte `offset` to `dst`.
+fn fill_payload(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    w: &SendWqe,
+    slot: &[u8],
+    offset: u32,
+    dst: &mut Fill<'_>,
+) -> Result {
+    if dst.remaining() == 0 {
+        return Ok(());
+    }
+    if let Some(data) = w.inline_data(slot) {
+        let start = offset as usize;
+        let src = data.get(start..start + dst.remaining()).ok_or(EINVAL)?;
+        return dst.put(src);
+    }
+    mem::gather(
+        qp,
+        Side::Send,
+        snap,
+        |i| w.sge(slot, i),
+        w.num_sge,
+        offset,
+        dst,
+    )
+}
