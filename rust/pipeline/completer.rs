@@ -11,7 +11,8 @@ use super::{
     state::{
         SendState,
         SendWait,
-        Snapshot, //
+        Snapshot,
+        Track, //
     },
 };
 use crate::{
@@ -183,143 +184,187 @@ fn retry(qp: &Qp<RrxeDevice>, st: &mut SendState, cause: RetryCause) -> bool {
     }
 }
 
-/// Handles a response packet for `qp`'s requests.
+/// The send state, locked.
+type SendGuard<'a> = kernel::sync::lock::Guard<'a, SendState, crate::sync::SpinLockIrqBackend>;
+
+/// Handles a response packet for `qp`'s requests: an ACK or NAK ([`on_ack`]), or a READ
+/// response or atomic ACK ([`on_answer`]). A UC QP gets none.
 pub(crate) fn on_response(
     qp: &Qp<RrxeDevice>,
     snap: &Snapshot,
     h: &ParsedHeaders,
     payload: &[u8],
 ) -> CompOutcome {
-    let mut out = CompOutcome::default();
     if snap.qp_type != QpType::Rc {
+        return CompOutcome {
+            dropped: true,
+            ..CompOutcome::default()
+        };
+    }
+    let st = qp.pipe().send.lock();
+    match h.info.kind {
+        OpKind::Ack => on_ack(qp, st, h),
+        OpKind::ReadResponse | OpKind::AtomicAck => on_answer(qp, snap, st, h, payload),
+        _ => CompOutcome {
+            dropped: true,
+            ..CompOutcome::default()
+        },
+    }
+}
+
+/// An ACK retires what it covers. A sequence error NAK goes back to the PSN the responder
+/// expects (a transport retry); an RNR NAK waits for the timer it names and resends from
+/// there (an RNR retry); any other NAK fails the oldest unfinished WQE and the QP.
+fn on_ack(qp: &Qp<RrxeDevice>, mut st: SendGuard<'_>, h: &ParsedHeaders) -> CompOutcome {
+    let mut out = CompOutcome::default();
+    let psn = h.headers.bth.psn;
+    let Some(aeth) = h.headers.aeth else {
+        out.dropped = true;
+        return out;
+    };
+    match seq::classify_ack(aeth, psn, st.comp_psn, st.sent_to) {
+        AckDecision::Ack { last_acked } => {
+            if ack_up_to(&mut st, last_acked) {
+                out.fatal = retry(qp, &mut st, RetryCause::Response);
+            }
+        }
+        AckDecision::NakSeqErr { expected } => {
+            ack_up_to(&mut st, expected.wrapping_sub(1));
+            qp.device().count_seq_err();
+            out.fatal = retry(qp, &mut st, RetryCause::Response);
+        }
+        AckDecision::RnrNak { timer_us } => {
+            ack_up_to(&mut st, psn.wrapping_sub(1));
+            qp.device().count_rnr_received();
+            if st.rnr_retry.consume() {
+                rewind(&mut st);
+                st.wait = SendWait::Rnr;
+                drop(st);
+                qp.pipe()
+                    .timer
+                    .arm(&ObjRef::new(qp), u64::from(timer_us).max(10));
+                return out;
+            }
+            let status = st.rnr_retry.exhausted_status();
+            fail_oldest(&mut st, status);
+            qp.device().count(Counter::RetryRnrExceededErr);
+            out.fatal = true;
+        }
+        d @ (AckDecision::NakInvalidRequest
+        | AckDecision::NakRemoteAccess
+        | AckDecision::NakRemoteOperation) => {
+            ack_up_to(&mut st, psn.wrapping_sub(1));
+            fail_oldest(&mut st, d.wc_status().unwrap_or(WcStatus::RemOpErr));
+            out.fatal = true;
+        }
+        AckDecision::Ignore => out.dropped = true,
+    }
+    out
+}
+
+/// A READ response or atomic ACK: it acknowledges everything before the oldest unanswered
+/// READ or atomic, must be that one's next response in PSN order (one from further on means
+/// some were lost: the READ is asked for again, once per gap), and of its kind; its data (the
+/// original value for an atomic) goes into the local buffers the request's sink copied. The
+/// last response completes the WQE and frees its read credit.
+fn on_answer(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    mut st: SendGuard<'_>,
+    h: &ParsedHeaders,
+    payload: &[u8],
+) -> CompOutcome {
+    let mut out = CompOutcome::default();
+    let psn = h.headers.bth.psn;
+    // Everything before the oldest READ/atomic is implicitly acknowledged.
+    ack_up_to(&mut st, psn.wrapping_sub(1));
+    let Some((i, t)) = answered(qp, &mut st, psn, &mut out) else {
+        return out;
+    };
+    let is_read = t.opcode.answered_by_read_response();
+    if is_read != (h.info.kind == OpKind::ReadResponse) {
         out.dropped = true;
         return out;
     }
-    let pipe = qp.pipe();
-    let mut st = pipe.send.lock();
-    let psn = h.headers.bth.psn;
-    match h.info.kind {
-        OpKind::Ack => {
-            let Some(aeth) = h.headers.aeth else {
-                out.dropped = true;
-                return out;
-            };
-            match seq::classify_ack(aeth, psn, st.comp_psn, st.sent_to) {
-                AckDecision::Ack { last_acked } => {
-                    if ack_up_to(&mut st, last_acked) {
-                        out.fatal = retry(qp, &mut st, RetryCause::Response);
-                    }
-                }
-                AckDecision::NakSeqErr { expected } => {
-                    ack_up_to(&mut st, expected.wrapping_sub(1));
-                    qp.device().count_seq_err();
-                    out.fatal = retry(qp, &mut st, RetryCause::Response);
-                }
-                AckDecision::RnrNak { timer_us } => {
-                    ack_up_to(&mut st, psn.wrapping_sub(1));
-                    qp.device().count_rnr_received();
-                    if st.rnr_retry.consume() {
-                        rewind(&mut st);
-                        st.wait = SendWait::Rnr;
-                        drop(st);
-                        pipe.timer
-                            .arm(&ObjRef::new(qp), u64::from(timer_us).max(10));
-                        return out;
-                    }
-                    let status = st.rnr_retry.exhausted_status();
-                    fail_oldest(&mut st, status);
-                    qp.device().count(Counter::RetryRnrExceededErr);
-                    out.fatal = true;
-                }
-                d @ (AckDecision::NakInvalidRequest
-                | AckDecision::NakRemoteAccess
-                | AckDecision::NakRemoteOperation) => {
-                    ack_up_to(&mut st, psn.wrapping_sub(1));
-                    fail_oldest(&mut st, d.wc_status().unwrap_or(WcStatus::RemOpErr));
-                    out.fatal = true;
-                }
-                AckDecision::Ignore => out.dropped = true,
-            }
+    // FLUSH and ATOMIC WRITE are answered by one zero-length READ RESPONSE ONLY.
+    let is_data = t.opcode == WrOpcode::RdmaRead;
+    if is_read && !is_data && !(payload.is_empty() && h.info.position.ends_message()) {
+        out.dropped = true;
+        return out;
+    }
+    let orig;
+    let data: &[u8] = if is_read {
+        payload
+    } else {
+        let Some(a) = h.headers.atomic_ack_eth else {
+            out.dropped = true;
+            return out;
+        };
+        orig = a.orig.to_ne_bytes();
+        &orig
+    };
+    let offset = psn.distance_from(t.first_psn).saturating_mul(snap.mtu);
+    let delivered = if is_read && !is_data {
+        Ok(())
+    } else {
+        deliver_local(qp, snap, &mut st, i, offset, data)
+    };
+    let status = match delivered {
+        Ok(()) => WcStatus::Success,
+        // A local page is being faulted in: the response is handled again after.
+        Err(e) if e == EAGAIN => return out,
+        Err(_) => WcStatus::LocProtErr,
+    };
+    st.comp_psn = psn.next();
+    progress(&mut st);
+    let last = !is_read || h.info.position.ends_message();
+    if last || status != WcStatus::Success {
+        if let Some(e) = st.entry(i) {
+            e.done = Some(status.to_raw());
         }
-        OpKind::ReadResponse | OpKind::AtomicAck => {
-            // Everything before the oldest READ/atomic is implicitly acknowledged.
-            ack_up_to(&mut st, psn.wrapping_sub(1));
-            let mut i = 0;
-            let found = loop {
-                match st.entry(i) {
-                    Some(t) if t.done.is_some() => i += 1,
-                    Some(t) if t.wants_response() => break Some((i, *t)),
-                    _ => break None,
-                }
-            };
-            let Some((i, t)) = found else {
-                out.dropped = true;
-                return out;
-            };
-            let in_range = psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn);
-            if !in_range || psn != st.comp_psn {
-                let ahead = in_range && cmp_psn(psn, st.comp_psn) == Ordering::Greater;
-                if ahead && st.asked_again != Some(st.comp_psn) {
-                    // A response was lost: ask again, once for this gap (the responses
-                    // still coming behind it are dropped; the timer covers a lost retry).
-                    st.asked_again = Some(st.comp_psn);
-                    out.fatal = retry(qp, &mut st, RetryCause::Response);
-                } else {
-                    out.dropped = true;
-                }
-                return out;
-            }
-            let is_read = t.opcode.answered_by_read_response();
-            if is_read != (h.info.kind == OpKind::ReadResponse) {
-                out.dropped = true;
-                return out;
-            }
-            // FLUSH and ATOMIC WRITE are answered by one zero-length READ RESPONSE ONLY.
-            let is_data = t.opcode == WrOpcode::RdmaRead;
-            if is_read && !is_data && !(payload.is_empty() && h.info.position.ends_message()) {
-                out.dropped = true;
-                return out;
-            }
-            let orig;
-            let data: &[u8] = if is_read {
-                payload
-            } else {
-                let Some(a) = h.headers.atomic_ack_eth else {
-                    out.dropped = true;
-                    return out;
-                };
-                orig = a.orig.to_ne_bytes();
-                &orig
-            };
-            let offset = psn.distance_from(t.first_psn).saturating_mul(snap.mtu);
-            let delivered = if is_read && !is_data {
-                Ok(())
-            } else {
-                deliver_local(qp, snap, &mut st, i, offset, data)
-            };
-            let status = match delivered {
-                Ok(()) => WcStatus::Success,
-                // A local page is being faulted in: the response is handled again after.
-                Err(e) if e == EAGAIN => return out,
-                Err(_) => WcStatus::LocProtErr,
-            };
-            st.comp_psn = psn.next();
-            progress(&mut st);
-            let last = !is_read || h.info.position.ends_message();
-            if last || status != WcStatus::Success {
-                if let Some(e) = st.entry(i) {
-                    e.done = Some(status.to_raw());
-                }
-                if st.rd_outstanding > 0 {
-                    st.rd_outstanding -= 1;
-                    st.sinks.retire_oldest();
-                }
-                out.fatal = status != WcStatus::Success;
-            }
+        if st.rd_outstanding > 0 {
+            st.rd_outstanding -= 1;
+            st.sinks.retire_oldest();
         }
-        _ => out.dropped = true,
+        out.fatal = status != WcStatus::Success;
     }
     out
+}
+
+/// The oldest unanswered READ or atomic (its index and entry) when `psn` is its next response.
+/// Otherwise the packet is dropped; one from further into its range means responses were lost,
+/// and the READ is asked for again, once for this gap (the responses still coming behind it
+/// are dropped; the timer covers a lost retry).
+fn answered(
+    qp: &Qp<RrxeDevice>,
+    st: &mut SendState,
+    psn: Psn,
+    out: &mut CompOutcome,
+) -> Option<(usize, Track)> {
+    let mut i = 0;
+    let found = loop {
+        match st.entry(i) {
+            Some(t) if t.done.is_some() => i += 1,
+            Some(t) if t.wants_response() => break Some((i, *t)),
+            _ => break None,
+        }
+    };
+    let Some((i, t)) = found else {
+        out.dropped = true;
+        return None;
+    };
+    let in_range = psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn);
+    if in_range && psn == st.comp_psn {
+        return Some((i, t));
+    }
+    let ahead = in_range && cmp_psn(psn, st.comp_psn) == Ordering::Greater;
+    if ahead && st.asked_again != Some(st.comp_psn) {
+        st.asked_again = Some(st.comp_psn);
+        out.fatal = retry(qp, st, RetryCause::Response);
+    } else {
+        out.dropped = true;
+    }
+    None
 }
 
 /// Writes response data into the local buffers of entry `i` at message byte `offset`: the
@@ -436,120 +481,4 @@ pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> Retired {
     }
 }
 
-#[kernel::prelude::kunit_tests(rrxe_pipeline_completer)]
-mod tests {
-    use super::super::state::{
-        Progress,
-        QpPipe,
-        Track, //
-    };
-    use super::*;
-    use crate::proto::{
-        hdr::Aeth,
-        wqe::{
-            Payload,
-            SendFlags,
-            SendWqe,
-            WrDetail, //
-        },
-    };
-
-    /// A SEND of `npkts` packets from `first`, being sent with `sent` packets out.
-    fn sending(st: &mut SendState, first: Psn, npkts: u32, sent: u32) {
-        let mut t = Track::new(7, WrOpcode::Send, true, first, npkts * 1024);
-        t.last_psn = first.wrapping_add(npkts - 1);
-        assert!(st.push(t));
-        let wqe = SendWqe {
-            wr_id: 7,
-            opcode: WrOpcode::Send,
-            flags: SendFlags(SendFlags::SIGNALED),
-            ex: 0,
-            detail: WrDetail::None,
-            iova: 0,
-            length: npkts * 1024,
-            num_sge: 0,
-            payload: Payload::None,
-        };
-        st.cur = (sent < npkts).then_some(Progress {
-            wqe,
-            offset: sent * 1024,
-            sent,
-            npkts,
-        });
-        st.advance(sent);
-    }
-
-    #[test]
-    fn a_late_ack_of_the_first_transmission_finishes_the_wqe_being_sent_again() {
-        let pipe = QpPipe::new(16, 64, 1, 64, 1).unwrap();
-        let mut st = pipe.send.lock();
-        st.start_at(Psn::new(100));
-        // Sent whole (PSNs 100..=163), then the timer: it goes again, 16 packets are out.
-        sending(&mut st, Psn::new(100), 64, 64);
-        rewind(&mut st);
-        assert_eq!(st.count, 0);
-        assert_eq!(st.psn, Psn::new(100));
-        sending(&mut st, Psn::new(100), 64, 16);
-        assert_eq!(st.sent_to, Psn::new(164));
-        // The first transmission's ACK arrives: the SEND is done and nothing more of it goes.
-        let aeth = Aeth {
-            syndrome: Aeth::ACK_UNLIMITED,
-            msn: 1,
-        };
-        let d = seq::classify_ack(aeth, Psn::new(163), st.comp_psn, st.sent_to);
-        assert!(
-            d == AckDecision::Ack {
-                last_acked: Psn::new(163)
-            }
-        );
-        assert!(!ack_up_to(&mut st, Psn::new(163)));
-        assert!(st.cur.is_none());
-        assert_eq!(st.psn, Psn::new(164));
-        assert_eq!(st.comp_psn, Psn::new(164));
-        assert_eq!(
-            st.entry(0).and_then(|t| t.done),
-            Some(WcStatus::Success.to_raw())
-        );
-        // Past everything ever sent: not an acknowledgement.
-        let d = seq::classify_ack(aeth, Psn::new(164), st.comp_psn, st.sent_to);
-        assert!(d == AckDecision::Ignore);
-    }
-
-    #[test]
-    fn a_late_ack_before_the_wqes_are_started_again_finishes_them_when_they_are() {
-        let pipe = QpPipe::new(16, 64, 1, 64, 1).unwrap();
-        let mut st = pipe.send.lock();
-        st.start_at(Psn::new(100));
-        // Two SENDs (100..=163, 164..=227) sent whole, then the timer: nothing is tracked.
-        sending(&mut st, Psn::new(100), 64, 64);
-        sending(&mut st, Psn::new(164), 64, 64);
-        rewind(&mut st);
-        assert_eq!(st.count, 0);
-        // The first transmission's ACK of the first SEND and 8 packets of the second.
-        assert!(!ack_up_to(&mut st, Psn::new(171)));
-        assert_eq!(st.acked_ahead, Some(Psn::new(171)));
-        assert_eq!(st.comp_psn, Psn::new(100));
-        // Started again: the first is done whole, the second goes on from its ninth packet.
-        assert_eq!(st.take_acked(Psn::new(100), 64), 64);
-        st.skip_acked(Psn::new(164));
-        assert_eq!((st.psn, st.comp_psn), (Psn::new(164), Psn::new(164)));
-        assert_eq!(st.take_acked(Psn::new(164), 64), 8);
-        assert_eq!(st.acked_ahead, None);
-        assert_eq!(st.take_acked(Psn::new(228), 1), 0);
-    }
-
-    #[test]
-    fn a_late_ack_inside_the_wqe_being_sent_again_moves_no_further_than_sent() {
-        let pipe = QpPipe::new(16, 64, 1, 64, 1).unwrap();
-        let mut st = pipe.send.lock();
-        st.start_at(Psn::new(0xff_fff0));
-        sending(&mut st, Psn::new(0xff_fff0), 64, 64);
-        rewind(&mut st);
-        sending(&mut st, Psn::new(0xff_fff0), 64, 8);
-        // PSN 0x1f (wrapped) acknowledges 48 packets; 8 were sent again.
-        assert!(!ack_up_to(&mut st, Psn::new(0x1f)));
-        assert!(st.cur.is_some());
-        assert_eq!(st.comp_psn, Psn::new(0xff_fff8));
-        assert_eq!(st.entry(0).and_then(|t| t.done), None);
-    }
-}
+mod kunit;
