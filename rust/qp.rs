@@ -7,16 +7,9 @@
 //! Lock: `inner` (a spinlock) holds the state and attributes; modify, query and, later, the
 //! data path take it briefly and never sleep under it. Posting work requests is [`post`]'s.
 
+mod modify;
 mod post;
 
-use crate::{
-    cq::RrxeCq,
-    ib::QpEvent,
-    proto::cqe::{
-        self,
-        WcOpcode, //
-    },
-};
 use crate::{
     device::RrxeDevice,
     ib::Caller,
@@ -38,14 +31,14 @@ use crate::{
     limits,
     mm::KernelConsumer,
     mw::QpToken,
+    new_spinlock_irq,
+    pipeline::state::{
+        QpPipe,
+        Snapshot, //
+    },
     proto::{
-        attr_mask::AttrMask,
-        qp_attr::{
-            self,
-            QpAttrError, //
-        },
+        qp_attr::QpAttrError,
         qp_state::{
-            self,
             QpState,
             QpStateError,
             QpType, //
@@ -60,23 +53,7 @@ use crate::{
         KernelConsumedRing, //
     },
     srq::RrxeSrq,
-};
-use crate::{
-    new_spinlock_irq,
-    sync::SpinLockIrq, //
-};
-use crate::{
-    pipeline::state::{
-        QpPipe,
-        SendWait,
-        Snapshot,
-        TakenRecv, //
-    },
-    proto::{
-        psn::Psn,
-        retry::RetryCounter,
-        seq::ReackPsn, //
-    },
+    sync::SpinLockIrq,
 };
 use kernel::{
     prelude::*,
@@ -382,58 +359,6 @@ impl RrxeQp {
         }
     }
 
-    /// The pipeline found an error that ends the QP (a failed WQE or a fatal NAK).
-    pub(crate) fn pipeline_fatal(qp: &Qp<RrxeDevice>) {
-        Self::fatal(qp);
-    }
-
-    /// Sets the pipeline up for a state change: the responder starts at `rq_psn` in RTR, the
-    /// requester at `sq_psn` in RTS; RESET and ERR forget everything in flight.
-    fn pipeline_transition(qp: &Qp<RrxeDevice>, cur: QpState, next: QpState, a: &QpAttr) {
-        let p = &qp.pipe;
-        if next == QpState::Rtr && cur != QpState::Rtr {
-            let mut r = p.recv.lock();
-            r.epsn = Psn::new(a.rq_psn);
-            r.reack = ReackPsn::before(r.epsn);
-            r.msn = 0;
-            r.recv = None;
-            r.write = None;
-            r.read = None;
-            r.last_op = None;
-            r.nak_sent = false;
-            r.ack_due = None;
-        }
-        if next == QpState::Rts && matches!(cur, QpState::Rtr | QpState::Init) {
-            let mut s = p.send.lock();
-            s.start_at(Psn::new(a.sq_psn));
-        }
-        {
-            let mut s = p.send.lock();
-            s.retry_cnt = a.retry_cnt;
-            s.rnr_retry_cnt = a.rnr_retry;
-            s.retry = RetryCounter::new(a.retry_cnt);
-            s.rnr_retry = RetryCounter::new_rnr(a.rnr_retry);
-        }
-        if matches!(next, QpState::Reset | QpState::Err) {
-            let mut s = p.send.lock();
-            s.head = 0;
-            s.count = 0;
-            s.cur = None;
-            s.rd_outstanding = 0;
-            s.wait = SendWait::None;
-            drop(s);
-            let mut r = p.recv.lock();
-            if next == QpState::Reset {
-                r.recv = None;
-                r.direct_recv = None;
-            }
-            // In ERR, a receive WQE the responder took and did not finish is flushed by
-            // `flush_queues`, before the ring's.
-            r.write = None;
-            r.read = None;
-        }
-    }
-
     /// Whether this is a UD QP.
     pub(crate) fn is_ud(&self) -> bool {
         self.qp_type == QpType::Ud
@@ -444,160 +369,6 @@ impl RrxeQp {
         match &self.qpn {
             Qpn::Pooled(i) => i.get(),
             Qpn::Gsi { .. } => GSI_QPN,
-        }
-    }
-
-    /// Checks the values of the attributes in `mask` (beyond what the state table checks).
-    fn check_values(&self, a: &QpAttr, mask: AttrMask) -> Result {
-        let qpn = self.qpn();
-        let bad = |e| attr_errno(qpn, e);
-        if mask.contains(AttrMask::PORT) && a.port_num != 1 {
-            return Err(EINVAL);
-        }
-        if mask.contains(AttrMask::PKEY_INDEX) && a.pkey_index != 0 {
-            return Err(EINVAL);
-        }
-        if mask.contains(AttrMask::PATH_MTU) {
-            qp_attr::check_path_mtu(a.path_mtu, crate::ib::Mtu::Mtu4096.to_raw()).map_err(bad)?;
-        }
-        if mask.contains(AttrMask::TIMEOUT) {
-            qp_attr::check_timeout(a.timeout).map_err(bad)?;
-        }
-        if mask.contains(AttrMask::RETRY_CNT) {
-            qp_attr::check_retry_cnt(a.retry_cnt).map_err(bad)?;
-        }
-        if mask.contains(AttrMask::RNR_RETRY) {
-            qp_attr::check_rnr_retry(a.rnr_retry).map_err(bad)?;
-        }
-        if mask.contains(AttrMask::MIN_RNR_TIMER) {
-            qp_attr::check_min_rnr_timer(a.min_rnr_timer).map_err(bad)?;
-        }
-        if mask.contains(AttrMask::MAX_QP_RD_ATOMIC) {
-            qp_attr::rd_atomic_depth(a.max_rd_atomic.into(), limits::MAX_QP_RD_ATOM)
-                .map_err(bad)?;
-        }
-        if mask.contains(AttrMask::MAX_DEST_RD_ATOMIC) {
-            qp_attr::rd_atomic_depth(a.max_dest_rd_atomic.into(), limits::MAX_QP_RD_ATOM)
-                .map_err(bad)?;
-        }
-        if mask.contains(AttrMask::DEST_QPN) && a.dest_qp_num > 0xff_ffff {
-            return Err(EINVAL);
-        }
-        if mask.contains(AttrMask::AV) && u32::from(a.av.sgid_index) >= limits::GID_TABLE_LEN {
-            return Err(EINVAL);
-        }
-        Ok(())
-    }
-
-    /// Modify QP: resolves and checks the transition and the attribute values, then applies
-    /// them; on any error nothing changes.
-    pub(crate) fn modify(qp: &Qp<RrxeDevice>, a: &QpAttr, mask: AttrMask) -> Result {
-        let qpn = qp.qpn();
-        if !mask.unsupported().is_empty() {
-            return Err(eopnotsupp());
-        }
-        qp.check_values(a, mask)?;
-        let mut inner = qp.inner.lock();
-        let (cur, next) = qp_state::resolve_states(inner.state, mask, a.cur_qp_state, a.qp_state)
-            .map_err(|e| state_errno(qpn, e))?;
-        qp_state::check_transition(cur, next, qp.qp_type, mask).map_err(|e| state_errno(qpn, e))?;
-        qp_state::check_sq_drain(cur, next, mask, inner.attr.sq_draining)
-            .map_err(|e| state_errno(qpn, e))?;
-        inner.attr.apply(a, mask);
-        // PSNs are 24-bit on the wire.
-        inner.attr.sq_psn &= 0xff_ffff;
-        inner.attr.rq_psn &= 0xff_ffff;
-        inner.state = next;
-        inner.attr.qp_state = next.to_raw();
-        let applied = inner.attr;
-        drop(inner);
-        Self::pipeline_transition(qp, cur, next, &applied);
-        if next == QpState::Err && cur != QpState::Err {
-            Self::flush(qp);
-        }
-        Ok(())
-    }
-
-    /// The current state.
-    fn state(&self) -> QpState {
-        self.inner.lock().state
-    }
-
-    /// Moves the QP to ERR on its own (a bad work request): flushes both queues and reports
-    /// `IB_EVENT_QP_FATAL`.
-    fn fatal(qp: &Qp<RrxeDevice>) {
-        let attr = {
-            let mut inner = qp.inner.lock();
-            if inner.state == QpState::Err {
-                return;
-            }
-            let cur = inner.state;
-            inner.state = QpState::Err;
-            inner.attr.qp_state = QpState::Err.to_raw();
-            (cur, inner.attr)
-        };
-        Self::pipeline_transition(qp, attr.0, QpState::Err, &attr.1);
-        Self::flush(qp);
-        qp.async_event(QpEvent::Fatal);
-    }
-
-    /// Completes every posted WQE of both queues with `IB_WC_WR_FLUSH_ERR`; an SRQ-attached QP
-    /// reports `IB_EVENT_QP_LAST_WQE_REACHED` (it takes no more receives from the SRQ). Called
-    /// once per transition to ERR.
-    fn flush(qp: &Qp<RrxeDevice>) {
-        Self::flush_queues(qp);
-        if qp.rq.is_none() {
-            qp.async_event(QpEvent::LastWqeReached);
-        }
-    }
-
-    /// Flushes what the rings hold now: at most one ring's capacity each, so a user who keeps
-    /// moving its producer index cannot keep this loop (interrupts off) running; later WQEs are
-    /// flushed by the next doorbell.
-    fn flush_queues(qp: &Qp<RrxeDevice>) {
-        let qpn = qp.qpn();
-        let mut slot = [0u8; 8];
-        if let Some(cq) = &qp.send_cq {
-            let mut sq = qp.sq.lock();
-            for _ in 0..sq.ring.capacity() {
-                if !matches!(sq.ring.peek(&mut slot), Ok(true)) {
-                    break;
-                }
-                let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, None);
-                // A full CQ loses the completion, as on hardware (the CQ overran).
-                let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
-                if sq.ring.pop().is_err() {
-                    break;
-                }
-            }
-        }
-        if let Some(cq) = &qp.recv_cq {
-            // Receive WQEs already taken from the ring (or SRQ): a message in progress, or one
-            // the direct path took. Flushed first: they were posted first.
-            let (filling, taken) = {
-                let mut r = qp.pipe.recv.lock();
-                (r.recv.take().map(|p| p.wr_id), r.direct_recv.take())
-            };
-            let taken = taken.map(|t| match t {
-                TakenRecv::Wqe(wr_id, _) | TakenRecv::Malformed(wr_id) => wr_id,
-            });
-            for wr_id in [filling, taken].into_iter().flatten() {
-                let cqe = cqe::flush_cqe(wr_id, qpn, Some(WcOpcode::Recv));
-                let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
-            }
-        }
-        if let (Some(cq), Some(rq)) = (&qp.recv_cq, &qp.rq) {
-            let mut rq = rq.lock();
-            for _ in 0..rq.ring.capacity() {
-                if !matches!(rq.ring.peek(&mut slot), Ok(true)) {
-                    break;
-                }
-                let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, Some(WcOpcode::Recv));
-                let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
-                if rq.ring.pop().is_err() {
-                    break;
-                }
-            }
         }
     }
 
