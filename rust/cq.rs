@@ -23,13 +23,7 @@ use crate::{
     },
     kernel_ext::eopnotsupp,
     limits,
-    proto::{
-        cqe::Cqe,
-        ring::{
-            RingGeometry,
-            UVERBS_WC_SIZE, //
-        },
-    },
+    proto::{abi::CQE_LEN, cqe::Cqe, ring::RingGeometry},
     queue::{
         ring_errno,
         KernelProducedRing, //
@@ -119,7 +113,7 @@ pub(crate) struct RrxeCq {
 
 /// The geometry of a CQ of at least `cqe` entries (the same rounding for user and kernel CQs).
 fn geometry(cqe: u32) -> Result<RingGeometry> {
-    RingGeometry::new(cqe, UVERBS_WC_SIZE, limits::MAX_CQE).map_err(ring_errno)
+    RingGeometry::new(cqe, CQE_LEN as u32, limits::MAX_CQE).map_err(ring_errno)
 }
 
 /// A user ring of at least `cqe` completions, published, with the `struct rxe_create_cq_resp` /

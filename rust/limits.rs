@@ -68,9 +68,6 @@ pub(crate) const MAX_CQE: u32 = (1 << 15) - 1;
 /// GID table entries per port (filled by the core from the netdev's addresses).
 pub(crate) const GID_TABLE_LEN: u32 = 1024;
 
-/// Largest message in bytes.
-pub(crate) const MAX_MSG_SIZE: u32 = 1 << 31;
-
 /// IEEE OUI of the device: none (IBA A3.3.1).
 pub(crate) const VENDOR_ID: u32 = 0xff_ffff;
 

@@ -12,6 +12,8 @@
 //! this file is loaded as `mod proto;` from the module's crate root and when the host test crate
 //! loads it through a `path` attribute of its own.
 
+#[path = "proto/abi.rs"]
+pub(crate) mod abi;
 #[path = "proto/attr_mask.rs"]
 pub(crate) mod attr_mask;
 #[path = "proto/cqe.rs"]

@@ -9,10 +9,13 @@
 
 use crate::{
     mm::UserBuf,
-    proto::ring::{
-        self,
-        RingError,
-        RingGeometry, //
+    proto::{
+        abi,
+        ring::{
+            self,
+            RingError,
+            RingGeometry, //
+        },
     },
 };
 use kernel::{
@@ -72,7 +75,7 @@ impl KernelConsumedRing {
     /// `false` when user space has produced nothing more. The producer index is hostile: it is
     /// sanitised, so at most a ring's worth of (possibly garbage) slots can ever be read.
     pub(crate) fn peek(&self, dst: &mut [u8]) -> Result<bool> {
-        let prod = self.buf.load_acquire(ring::HDR_PRODUCER)?;
+        let prod = self.buf.load_acquire(abi::HDR_PRODUCER)?;
         if ring::checked_consume(prod, self.cons, self.geo.index_mask()).is_none() {
             return Ok(false);
         }
@@ -86,7 +89,7 @@ impl KernelConsumedRing {
     /// `true`, or `false` when user space has not produced that far. Sanitised as [`Self::peek`].
     pub(crate) fn peek_nth(&self, n: u32, dst: &mut [u8]) -> Result<bool> {
         let mask = self.geo.index_mask();
-        let prod = self.buf.load_acquire(ring::HDR_PRODUCER)?;
+        let prod = self.buf.load_acquire(abi::HDR_PRODUCER)?;
         if ring::checked_consume(prod, self.cons, mask).is_none() {
             return Ok(false);
         }
@@ -102,7 +105,7 @@ impl KernelConsumedRing {
 
     /// The entries posted now, for a resize to copy without holding the ring's lock.
     pub(crate) fn pending_snapshot(&self) -> Result<PendingSnapshot> {
-        let prod = self.buf.load_acquire(ring::HDR_PRODUCER)?;
+        let prod = self.buf.load_acquire(abi::HDR_PRODUCER)?;
         Ok(PendingSnapshot {
             buf: self.buf.clone(),
             geo: self.geo,
@@ -131,7 +134,7 @@ impl KernelConsumedRing {
             from = ring::next(from, s.geo.index_mask());
             to = ring::next(to, self.geo.index_mask());
         }
-        self.buf.store_release(ring::HDR_PRODUCER, to)
+        self.buf.store_release(abi::HDR_PRODUCER, to)
     }
 
     /// Takes this ring's place after a resize copied `s` from `old` into it ([`Self::fill_from`]):
@@ -140,7 +143,7 @@ impl KernelConsumedRing {
     /// snapshot was taken of (another resize replaced it meanwhile), or if entries were posted
     /// to it since (a post racing the resize: failing the resize loses none of them).
     pub(crate) fn skip_consumed_since(&mut self, old: &Self, s: &PendingSnapshot) -> Result {
-        let prod = old.buf.load_acquire(ring::HDR_PRODUCER)?;
+        let prod = old.buf.load_acquire(abi::HDR_PRODUCER)?;
         if !Arc::ptr_eq(&old.buf, &s.buf)
             || ring::available(prod, s.cons, s.geo.index_mask()) != s.n
         {
@@ -148,7 +151,7 @@ impl KernelConsumedRing {
         }
         let consumed = ring::count(old.cons, s.cons, old.geo.index_mask()).min(s.n);
         self.cons = ring::advance(0, consumed, self.geo.index_mask());
-        self.buf.store_release(ring::HDR_CONSUMER, self.cons)
+        self.buf.store_release(abi::HDR_CONSUMER, self.cons)
     }
 
     /// How many entries the ring can hold.
@@ -158,7 +161,7 @@ impl KernelConsumedRing {
 
     /// Entries produced and not yet consumed (the producer index sanitised).
     pub(crate) fn pending(&self) -> Result<u32> {
-        let prod = self.buf.load_acquire(ring::HDR_PRODUCER)?;
+        let prod = self.buf.load_acquire(abi::HDR_PRODUCER)?;
         Ok(ring::available(prod, self.cons, self.geo.index_mask()))
     }
 
@@ -167,20 +170,20 @@ impl KernelConsumedRing {
     /// rxe reports a full receive queue.
     pub(crate) fn push_local(&mut self, entry: &[u8]) -> Result {
         let mask = self.geo.index_mask();
-        let prod = ring::sanitize(self.buf.load_acquire(ring::HDR_PRODUCER)?, mask);
+        let prod = ring::sanitize(self.buf.load_acquire(abi::HDR_PRODUCER)?, mask);
         if ring::is_full(prod, self.cons, mask) {
             return Err(ENOMEM);
         }
         let len = entry.len().min(self.geo.elem_size());
         self.buf.write(self.geo.slot_offset(prod), &entry[..len])?;
         self.buf
-            .store_release(ring::HDR_PRODUCER, ring::next(prod, mask))
+            .store_release(abi::HDR_PRODUCER, ring::next(prod, mask))
     }
 
     /// Consumes the slot last returned by [`Self::peek`] and publishes the consumer index.
     pub(crate) fn pop(&mut self) -> Result {
         self.cons = ring::next(self.cons, self.geo.index_mask());
-        self.buf.store_release(ring::HDR_CONSUMER, self.cons)
+        self.buf.store_release(abi::HDR_CONSUMER, self.cons)
     }
 }
 
@@ -201,8 +204,8 @@ fn copy_slot(src: &UserBuf, from: usize, dst: &UserBuf, to: usize, len: usize) -
 /// A zeroed ring buffer with its header (element size and index mask) written.
 fn new_buf(geo: RingGeometry) -> Result<Arc<UserBuf>> {
     let buf = Arc::new(UserBuf::new(geo.buf_size())?, GFP_KERNEL)?;
-    buf.store(ring::HDR_LOG2_ELEM_SIZE, geo.log2_elem_size())?;
-    buf.store(ring::HDR_INDEX_MASK, geo.index_mask())?;
+    buf.store(abi::HDR_LOG2_ELEM_SIZE, geo.log2_elem_size())?;
+    buf.store(abi::HDR_INDEX_MASK, geo.index_mask())?;
     Ok(buf)
 }
 
@@ -237,7 +240,7 @@ impl KernelProducedRing {
     /// The consumer's index, as user space last published it (sanitised).
     fn consumer(&self) -> Result<u32> {
         Ok(ring::sanitize(
-            self.buf.load_acquire(ring::HDR_CONSUMER)?,
+            self.buf.load_acquire(abi::HDR_CONSUMER)?,
             self.geo.index_mask(),
         ))
     }
@@ -245,14 +248,14 @@ impl KernelProducedRing {
     /// Writes one entry and publishes it; `EOVERFLOW` when user space has not consumed enough.
     pub(crate) fn produce(&mut self, entry: &[u8]) -> Result {
         let mask = self.geo.index_mask();
-        let cons = self.buf.load_acquire(ring::HDR_CONSUMER)?;
+        let cons = self.buf.load_acquire(abi::HDR_CONSUMER)?;
         let slot = ring::checked_produce(self.prod, cons, mask).ok_or(EOVERFLOW)?;
         if entry.len() > self.geo.elem_size() {
             return Err(EINVAL);
         }
         self.buf.write(self.geo.slot_offset(slot), entry)?;
         self.prod = ring::next(slot, mask);
-        self.buf.store_release(ring::HDR_PRODUCER, self.prod)
+        self.buf.store_release(abi::HDR_PRODUCER, self.prod)
     }
 
     /// Entries produced and not yet consumed.
@@ -280,6 +283,6 @@ impl KernelProducedRing {
             new.prod = ring::next(new.prod, new.geo.index_mask());
             cons = ring::next(cons, mask);
         }
-        new.buf.store_release(ring::HDR_PRODUCER, new.prod)
+        new.buf.store_release(abi::HDR_PRODUCER, new.prod)
     }
 }

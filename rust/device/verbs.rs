@@ -91,7 +91,7 @@ impl ib::DeviceOps for RrxeDevice {
             gid_tbl_len: limits::GID_TABLE_LEN,
             pkey_tbl_len: 1,
             port_cap_flags: ib::ROCE_PORT_CAP_FLAGS,
-            max_msg_sz: limits::MAX_MSG_SIZE,
+            max_msg_sz: crate::proto::abi::MAX_MSG_SIZE,
         })
     }
 

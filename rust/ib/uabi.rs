@@ -6,11 +6,7 @@
 
 use crate::{
     bindings,
-    proto::{
-        cqe,
-        ring,
-        wqe, //
-    },
+    proto::abi, //
 };
 use core::mem::{
     offset_of,
@@ -31,32 +27,32 @@ const _: () = {
     assert!(size_of::<bindings::rxe_create_ah_resp>() == 8);
 
     // The ring header (`struct rxe_queue_buf`).
-    assert!(offset_of!(bindings::rxe_queue_buf, log2_elem_size) == ring::HDR_LOG2_ELEM_SIZE);
-    assert!(offset_of!(bindings::rxe_queue_buf, index_mask) == ring::HDR_INDEX_MASK);
-    assert!(offset_of!(bindings::rxe_queue_buf, producer_index) == ring::HDR_PRODUCER);
-    assert!(offset_of!(bindings::rxe_queue_buf, consumer_index) == ring::HDR_CONSUMER);
-    assert!(offset_of!(bindings::rxe_queue_buf, data) == ring::HDR_LEN);
+    assert!(offset_of!(bindings::rxe_queue_buf, log2_elem_size) == abi::HDR_LOG2_ELEM_SIZE);
+    assert!(offset_of!(bindings::rxe_queue_buf, index_mask) == abi::HDR_INDEX_MASK);
+    assert!(offset_of!(bindings::rxe_queue_buf, producer_index) == abi::HDR_PRODUCER);
+    assert!(offset_of!(bindings::rxe_queue_buf, consumer_index) == abi::HDR_CONSUMER);
+    assert!(offset_of!(bindings::rxe_queue_buf, data) == abi::HDR_LEN);
 
     // Work queue entries and completions.
-    assert!(size_of::<bindings::rxe_send_wqe>() == wqe::SEND_WQE_HDR_LEN);
-    assert!(offset_of!(bindings::rxe_send_wqe, iova) == wqe::OFF_IOVA);
+    assert!(size_of::<bindings::rxe_send_wqe>() == abi::SEND_WQE_HDR_LEN);
+    assert!(offset_of!(bindings::rxe_send_wqe, iova) == abi::OFF_IOVA);
     assert!(
         offset_of!(bindings::rxe_send_wqe, dma) + offset_of!(bindings::rxe_dma_info, length)
-            == wqe::OFF_DMA_LENGTH
+            == abi::OFF_DMA_LENGTH
     );
     assert!(
         offset_of!(bindings::rxe_send_wqe, dma) + offset_of!(bindings::rxe_dma_info, num_sge)
-            == wqe::OFF_DMA_NUM_SGE
+            == abi::OFF_DMA_NUM_SGE
     );
-    assert!(offset_of!(bindings::rxe_send_wr, opcode) == wqe::OFF_OPCODE);
-    assert!(offset_of!(bindings::rxe_send_wr, send_flags) == wqe::OFF_SEND_FLAGS);
-    assert!(size_of::<bindings::rxe_recv_wqe>() == wqe::RECV_WQE_HDR_LEN);
+    assert!(offset_of!(bindings::rxe_send_wr, opcode) == abi::OFF_OPCODE);
+    assert!(offset_of!(bindings::rxe_send_wr, send_flags) == abi::OFF_SEND_FLAGS);
+    assert!(size_of::<bindings::rxe_recv_wqe>() == abi::RECV_WQE_HDR_LEN);
     assert!(
         offset_of!(bindings::rxe_recv_wqe, dma) + offset_of!(bindings::rxe_dma_info, num_sge)
-            == wqe::OFF_RECV_DMA_NUM_SGE
+            == abi::OFF_RECV_DMA_NUM_SGE
     );
-    assert!(size_of::<bindings::rxe_sge>() == wqe::SGE_LEN);
-    assert!(size_of::<bindings::ib_uverbs_wc>() == cqe::CQE_LEN);
+    assert!(size_of::<bindings::rxe_sge>() == abi::SGE_LEN);
+    assert!(size_of::<bindings::ib_uverbs_wc>() == abi::CQE_LEN);
     assert!(offset_of!(bindings::ib_uverbs_wc, wc_flags) == 36);
     assert!(offset_of!(bindings::ib_uverbs_wc, port_num) == 46);
 };

@@ -5,15 +5,15 @@
 //! `include/rdma/ib_verbs.h` and `include/uapi/rdma/ib_user_verbs.h`. Native endian; rrxe only
 //! supports little-endian targets.
 
-use super::wqe::{
-    rd16,
-    rd32,
-    rd64,
-    WrOpcode, //
+use super::{
+    abi::CQE_LEN,
+    wqe::{
+        rd16,
+        rd32,
+        rd64,
+        WrOpcode, //
+    },
 };
-
-/// Size of one completion as user space reads it (`struct ib_uverbs_wc`).
-pub(crate) const CQE_LEN: usize = 48;
 
 /// The status of a completion, numbered as `enum ib_wc_status` (`IBV_WC_*` in user space).
 #[repr(u32)]

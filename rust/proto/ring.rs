@@ -25,20 +25,14 @@
 //! either its scatter/gather list or its inline data, a receive WQE is a 40-byte fixed part
 //! followed by its scatter/gather list, and a completion is a 48-byte `struct ib_uverbs_wc`.
 
-/// Byte offset in the ring header of the `u32` base-two logarithm of the slot size.
-pub(crate) const HDR_LOG2_ELEM_SIZE: usize = 0;
-
-/// Byte offset in the ring header of the `u32` index mask, which is the slot count minus one.
-pub(crate) const HDR_INDEX_MASK: usize = 4;
-
-/// Byte offset in the ring header of the `u32` producer index.
-pub(crate) const HDR_PRODUCER: usize = 128;
-
-/// Byte offset in the ring header of the `u32` consumer index.
-pub(crate) const HDR_CONSUMER: usize = 256;
-
-/// Length in bytes of the ring header; slot zero starts at this offset.
-pub(crate) const HDR_LEN: usize = 384;
+use super::abi::{
+    HDR_LEN,
+    MAX_INLINE_DATA,
+    MAX_WQE_SGE,
+    RECV_WQE_HDR_LEN,
+    SEND_WQE_HDR_LEN,
+    SGE_LEN, //
+};
 
 /// The smallest slot size, one cache line, so that no two slots share a line.
 ///
@@ -54,33 +48,10 @@ pub(crate) const CACHE_LINE: u32 = 64;
 /// `u32`.
 pub(crate) const MAX_BUF_SIZE: u64 = 0xffff_0000;
 
-/// Size in bytes of one scatter/gather entry (`struct rxe_sge` / `struct ib_sge`).
-pub(crate) const SGE_SIZE: u32 = 16;
-
-/// Size in bytes of the fixed part of a send WQE (`struct rxe_send_wqe`).
-pub(crate) const SEND_WQE_HDR_SIZE: u32 = 208;
-
-/// Size in bytes of the fixed part of a receive WQE (`struct rxe_recv_wqe`).
-pub(crate) const RECV_WQE_HDR_SIZE: u32 = 40;
-
-/// Size in bytes of a completion as user space reads it (`struct ib_uverbs_wc`).
-///
-/// The C driver's completion slots hold a union with the kernel's larger `struct ib_wc`; rrxe
-/// passes this size as the element size of a completion ring and lets the cache-line rounding of
-/// [`RingGeometry::new`] turn it into a 64-byte slot, which is all the provider requires.
-pub(crate) const UVERBS_WC_SIZE: u32 = 48;
-
-/// The scatter/gather entry count the largest send WQE is sized for (`RXE_MAX_SGE`).
-pub(crate) const MAX_WQE_SGE: u32 = 32;
-
-/// The largest amount of inline data a send WQE can carry (`RXE_MAX_INLINE_DATA`).
-///
-/// The C driver defines it as the largest WQE size minus the fixed part, which is the space of
-/// [`MAX_WQE_SGE`] scatter/gather entries: 32 * 16 = 512 bytes.
-pub(crate) const MAX_INLINE_DATA: u32 = MAX_WQE_SGE * SGE_SIZE;
-
-/// The largest send WQE size in bytes (`RXE_MAX_WQE_SIZE`).
-pub(crate) const MAX_SEND_WQE_SIZE: u32 = SEND_WQE_HDR_SIZE + MAX_INLINE_DATA;
+/// The sizes the capability rounding computes with, as `u32`.
+const SGE_SIZE: u32 = SGE_LEN as u32;
+const SEND_WQE_HDR_SIZE: u32 = SEND_WQE_HDR_LEN as u32;
+const RECV_WQE_HDR_SIZE: u32 = RECV_WQE_HDR_LEN as u32;
 
 /// Why a ring could not be sized or a queue's capabilities could not be granted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

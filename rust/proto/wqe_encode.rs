@@ -6,12 +6,7 @@
 //! consumers may post, has an rrxe-private encoding ([`OPCODE_REG_MR`]): it names the MR by its
 //! index, never by pointer, and is only accepted from rings user space cannot write.
 
-use super::wqe::{
-    le,
-    Sge,
-    WqeError,
-    WrDetail,
-    WrOpcode,
+use super::abi::{
     OFF_ATOMIC_COMPARE_ADD,
     OFF_ATOMIC_RKEY,
     OFF_ATOMIC_SWAP,
@@ -30,6 +25,13 @@ use super::wqe::{
     OFF_WR_ID,
     SEND_WQE_HDR_LEN,
     SGE_LEN, //
+};
+use super::wqe::{
+    le,
+    Sge,
+    WqeError,
+    WrDetail,
+    WrOpcode, //
 };
 
 /// `IB_WR_REG_MR`: the opcode of a fast registration (kernel rings only).

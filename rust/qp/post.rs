@@ -125,7 +125,7 @@ impl RrxeQp {
             },
         };
         // Inline data is copied now: the consumer may reuse its buffer once this returns.
-        let mut inline = [0u8; crate::proto::ring::MAX_INLINE_DATA as usize];
+        let mut inline = [0u8; crate::proto::abi::MAX_INLINE_DATA as usize];
         let data = if wr.send_flags & SendFlags::INLINE != 0 {
             let mut dst = crate::mm::Fill::from_slice(&mut inline);
             for sge in wr.sges.as_slice() {

@@ -37,6 +37,7 @@ use crate::{
         DropReason, Outbox,
     },
     proto::{
+        abi,
         cqe::{
             Cqe,
             WcOpcode,
@@ -50,7 +51,6 @@ use crate::{
             self,
             RespPsn, //
         },
-        wqe,
     },
 };
 use kernel::prelude::*;
@@ -238,7 +238,7 @@ impl<'a> Request<'a> {
         let too_long = matches!(h.info.kind, OpKind::Write | OpKind::ReadRequest)
             && h.headers
                 .reth
-                .is_some_and(|r| r.dma_len > wqe::MAX_MSG_SIZE);
+                .is_some_and(|r| r.dma_len > abi::MAX_MSG_SIZE);
         if !fits || too_long {
             let (status, nak) = (WcStatus::RemInvReqErr, Aeth::NAK_INVALID_REQUEST);
             return Err(self.fail_message(st, out, status, nak, DropReason::LengthError));

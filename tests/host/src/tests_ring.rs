@@ -2,6 +2,15 @@
 
 //! Tests of the shared-ring geometry and index arithmetic in `proto::ring`.
 
+use crate::proto::abi::CQE_LEN;
+use crate::proto::abi::HDR_CONSUMER;
+use crate::proto::abi::HDR_INDEX_MASK;
+use crate::proto::abi::HDR_LEN;
+use crate::proto::abi::HDR_LOG2_ELEM_SIZE;
+use crate::proto::abi::HDR_PRODUCER;
+use crate::proto::abi::MAX_INLINE_DATA;
+use crate::proto::abi::MAX_SEND_WQE_SIZE;
+use crate::proto::abi::MAX_WQE_SGE;
 use crate::proto::ring::advance;
 use crate::proto::ring::available;
 use crate::proto::ring::checked_consume;
@@ -19,16 +28,7 @@ use crate::proto::ring::send_wqe_size;
 use crate::proto::ring::RingError;
 use crate::proto::ring::RingGeometry;
 use crate::proto::ring::SendCaps;
-use crate::proto::ring::HDR_CONSUMER;
-use crate::proto::ring::HDR_INDEX_MASK;
-use crate::proto::ring::HDR_LEN;
-use crate::proto::ring::HDR_LOG2_ELEM_SIZE;
-use crate::proto::ring::HDR_PRODUCER;
 use crate::proto::ring::MAX_BUF_SIZE;
-use crate::proto::ring::MAX_INLINE_DATA;
-use crate::proto::ring::MAX_SEND_WQE_SIZE;
-use crate::proto::ring::MAX_WQE_SGE;
-use crate::proto::ring::UVERBS_WC_SIZE;
 
 /// The rxe limit on work requests per queue (`RXE_MAX_QP_WR`).
 const MAX_QP_WR: u32 = 1 << 20;
@@ -127,7 +127,7 @@ fn element_size_rounds_to_a_cache_line_power_of_two() {
     let cases = [
         (0, 64),
         (1, 64),
-        (UVERBS_WC_SIZE, 64),
+        (CQE_LEN as u32, 64),
         (63, 64),
         (64, 64),
         (65, 128),
@@ -344,7 +344,7 @@ fn wqe_sizes() {
     assert_eq!(recv_wqe_size(0x1000_0000), None);
     assert_eq!(MAX_INLINE_DATA, 512);
     assert_eq!(MAX_SEND_WQE_SIZE, 720);
-    assert_eq!(UVERBS_WC_SIZE, 48);
+    assert_eq!(CQE_LEN, 48);
 }
 
 #[test]

@@ -142,14 +142,14 @@ fn ring_geometry_keeps_every_slot_inside_the_buffer() {
         assert_eq!(1usize << g.log2_elem_size(), g.elem_size());
         assert_eq!(
             g.buf_size(),
-            ring::HDR_LEN + g.slots() as usize * g.elem_size()
+            abi::HDR_LEN + g.slots() as usize * g.elem_size()
         );
         assert!(g.buf_size() as u64 <= ring::MAX_BUF_SIZE);
         for _ in 0..4 {
             let index = rng.edgy_u32();
             let off = g.slot_offset(index);
-            assert!(off >= ring::HDR_LEN);
-            assert_eq!((off - ring::HDR_LEN) % g.elem_size(), 0);
+            assert!(off >= abi::HDR_LEN);
+            assert_eq!((off - abi::HDR_LEN) % g.elem_size(), 0);
             assert!(off + g.elem_size() <= g.buf_size(), "slot {index:#x}");
             assert_eq!(off, g.slot_offset(ring::sanitize(index, g.index_mask())));
         }
@@ -182,17 +182,17 @@ fn ring_capabilities_stay_within_the_device_limits() {
         );
         match ring::round_send_caps(sge, inline) {
             Ok(caps) => {
-                assert!(sge <= ring::MAX_WQE_SGE && inline <= ring::MAX_INLINE_DATA);
-                assert!(caps.max_sge >= sge && caps.max_sge <= ring::MAX_WQE_SGE);
-                assert!(caps.max_inline >= inline && caps.max_inline <= ring::MAX_INLINE_DATA);
+                assert!(sge <= abi::MAX_WQE_SGE && inline <= abi::MAX_INLINE_DATA);
+                assert!(caps.max_sge >= sge && caps.max_sge <= abi::MAX_WQE_SGE);
+                assert!(caps.max_inline >= inline && caps.max_inline <= abi::MAX_INLINE_DATA);
                 assert_eq!(caps.max_sge, caps.max_inline / 16);
                 assert_eq!(caps.max_inline, (sge * 16).max(inline));
                 assert_eq!(caps.wqe_size, 208 + caps.max_inline);
-                assert!(caps.wqe_size <= ring::MAX_SEND_WQE_SIZE);
+                assert!(caps.wqe_size <= abi::MAX_SEND_WQE_SIZE);
             }
-            Err(RingError::TooManySge) => assert!(sge > ring::MAX_WQE_SGE),
+            Err(RingError::TooManySge) => assert!(sge > abi::MAX_WQE_SGE),
             Err(RingError::InlineTooLarge) => {
-                assert!(sge <= ring::MAX_WQE_SGE && inline > ring::MAX_INLINE_DATA);
+                assert!(sge <= abi::MAX_WQE_SGE && inline > abi::MAX_INLINE_DATA);
             }
             Err(e) => panic!("unexpected {e:?}"),
         }
