@@ -44,6 +44,8 @@ pub(crate) mod seq;
 pub(crate) mod wqe;
 #[path = "proto/wqe_encode.rs"]
 pub(crate) mod wqe_encode;
+#[path = "proto/wqe_parse.rs"]
+pub(crate) mod wqe_parse;
 
 /// Why a buffer could not be parsed as, or filled with, RoCEv2 headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -30,7 +30,7 @@ use crate::{
             self,
             RingGeometry, //
         },
-        wqe,
+        wqe_encode,
     },
     qp::MAX_RECV_SLOT,
     queue::{
@@ -194,7 +194,7 @@ impl RrxeSrq {
         for wr in wrs {
             let wr = wr?;
             let mut slot = [0u8; MAX_RECV_SLOT];
-            wqe::encode_recv_wqe(&mut slot, wr.wr_id, wr.sges.as_slice(), srq.max_sge)
+            wqe_encode::encode_recv_wqe(&mut slot, wr.wr_id, wr.sges.as_slice(), srq.max_sge)
                 .map_err(|_| EINVAL)?;
             srq.state.lock().ring.push_local(&slot)?;
         }

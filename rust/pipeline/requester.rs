@@ -32,12 +32,11 @@ use crate::{
         },
         seq,
         wqe::{
-            self,
             SendFlags,
             SendWqe,
             WrOpcode, //
         },
-        wqe_encode,
+        wqe_encode, wqe_parse,
     },
 };
 use core::cmp::Ordering;
@@ -264,11 +263,12 @@ fn copy_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Result
             return Err(local::fast_register(qp, snap, st, &r));
         }
     }
-    let parsed = wqe::parse_send_wqe(&st.slot, snap.qp_type, qp.max_send_sge(), qp.max_inline());
+    let parsed =
+        wqe_parse::parse_send_wqe(&st.slot, snap.qp_type, qp.max_send_sge(), qp.max_inline());
     match parsed {
         Ok(w) => Ok(w),
         Err(e) => {
-            let wr_id = wqe::peek_wr_id(&st.slot).unwrap_or(0);
+            let wr_id = wqe_parse::peek_wr_id(&st.slot).unwrap_or(0);
             let t = Track::new(wr_id, WrOpcode::Send, true, st.psn, 0);
             st.push(t.finished(e.wc_status()));
             Err(Start::Failed)

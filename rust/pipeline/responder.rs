@@ -42,7 +42,7 @@ use crate::{
             QpState,
             QpType, //
         },
-        wqe,
+        wqe_parse,
     },
 };
 use kernel::prelude::*;
@@ -86,8 +86,8 @@ pub(super) fn take_recv(qp: &Qp<RrxeDevice>, st: &mut RecvState) -> Option<Taken
     }
     let RecvState { slot, sges, .. } = st;
     let max_sge = qp.rq_take(slot)?;
-    let wr_id = wqe::wr_id(slot);
-    let Ok(r) = wqe::parse_recv_wqe(slot, max_sge) else {
+    let wr_id = wqe_parse::wr_id(slot);
+    let Ok(r) = wqe_parse::parse_recv_wqe(slot, max_sge) else {
         return Some(TakenRecv::Malformed(wr_id));
     };
     sges.clear();

@@ -111,3 +111,25 @@ pub(crate) const OFF_DMA_NUM_SGE: usize = 196;
 pub(crate) const OFF_RECV_DMA_LENGTH: usize = 16;
 /// Offset of the receive WQE's `dma.num_sge`.
 pub(crate) const OFF_RECV_DMA_NUM_SGE: usize = 28;
+
+// Reading the fields: native endian, which is little endian on every target rrxe supports.
+
+/// Reads `N` bytes at `off` of `buf`, or `None` when they are not all inside it.
+pub(crate) fn le<const N: usize>(buf: &[u8], off: usize) -> Option<[u8; N]> {
+    buf.get(off..off.checked_add(N)?)?.try_into().ok()
+}
+
+/// Reads a `u64` at `off`, or zero past the end (callers check the length first).
+pub(crate) fn rd64(buf: &[u8], off: usize) -> u64 {
+    u64::from_le_bytes(le(buf, off).unwrap_or_default())
+}
+
+/// Reads a `u32` at `off`, or zero past the end (callers check the length first).
+pub(crate) fn rd32(buf: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes(le(buf, off).unwrap_or_default())
+}
+
+/// Reads a `u16` at `off`, or zero past the end (callers check the length first).
+pub(crate) fn rd16(buf: &[u8], off: usize) -> u16 {
+    u16::from_le_bytes(le(buf, off).unwrap_or_default())
+}

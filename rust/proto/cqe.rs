@@ -6,13 +6,13 @@
 //! supports little-endian targets.
 
 use super::{
-    abi::CQE_LEN,
-    wqe::{
+    abi::{
         rd16,
         rd32,
         rd64,
-        WrOpcode, //
+        CQE_LEN, //
     },
+    wqe::WrOpcode,
 };
 
 /// The status of a completion, numbered as `enum ib_wc_status` (`IBV_WC_*` in user space).

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Validation of the work queue entries user space posts (completions: [`super::cqe`]).
+//! The work queue entries user space posts, as rrxe reads them: the send opcodes and flags it
+//! accepts, what each operation carries, and the errors a WQE is rejected with (the parsers are
+//! in [`super::wqe_parse`], the kernel's encoders in [`super::wqe_encode`], the completions in
+//! [`super::cqe`]).
 //!
 //! The stock rdma-core rxe provider writes send WQEs (`struct rxe_send_wqe`: a 208-byte fixed part
 //! followed by a scatter/gather list or inline data) and receive WQEs (`struct rxe_recv_wqe`: 40
 //! bytes followed by a scatter/gather list) into rings shared with the kernel, and reads each
-//! completion as a raw 48-byte `struct ib_uverbs_wc`. Every WQE is hostile input: user space can
-//! change a slot at any time, so the kernel copies the slot into private memory first and parses
-//! the copy exactly once with [`parse_send_wqe`] or [`parse_recv_wqe`]. The parsers never allocate
-//! and never panic; they return offsets into the copy instead of copying scatter/gather lists.
+//! completion as a raw 48-byte `struct ib_uverbs_wc`.
 //!
 //! The uABI is native endian and rrxe only supports little-endian targets (x86_64 and arm64), so
 //! every field is read and written with `from_le_bytes` and `to_le_bytes`. The fields the C driver
@@ -348,208 +348,20 @@ impl WqeError {
 }
 
 /// The result of validating the local data of a WQE.
-type WqeResult = Result<Payload, WqeError>;
-
-/// Reads `N` bytes at `off` of `buf`, or `None` when they are not all inside it.
-pub(super) fn le<const N: usize>(buf: &[u8], off: usize) -> Option<[u8; N]> {
-    buf.get(off..off.checked_add(N)?)?.try_into().ok()
-}
-
-/// Reads a `u64` at `off`, or zero past the end (callers check the length first).
-pub(super) fn rd64(buf: &[u8], off: usize) -> u64 {
-    u64::from_le_bytes(le(buf, off).unwrap_or_default())
-}
-
-/// Reads a `u32` at `off`, or zero past the end (callers check the length first).
-pub(super) fn rd32(buf: &[u8], off: usize) -> u32 {
-    u32::from_le_bytes(le(buf, off).unwrap_or_default())
-}
-
-/// Reads a `u16` at `off`, or zero past the end (callers check the length first).
-pub(super) fn rd16(buf: &[u8], off: usize) -> u16 {
-    u16::from_le_bytes(le(buf, off).unwrap_or_default())
-}
+pub(crate) type WqeResult = Result<Payload, WqeError>;
 
 /// Returns the size in bytes of `count` scatter/gather entries, or `None` on overflow.
-fn sge_bytes(count: u32) -> Option<usize> {
+pub(crate) fn sge_bytes(count: u32) -> Option<usize> {
     usize::try_from(count).ok()?.checked_mul(SGE_LEN)
 }
 
 /// Returns entry `i` of the `count` SGEs at byte `start` of `slot`, if it is inside both.
-fn sge_at(slot: &[u8], start: usize, count: u32, i: u32) -> Option<Sge> {
+pub(crate) fn sge_at(slot: &[u8], start: usize, count: u32, i: u32) -> Option<Sge> {
     let off = sge_bytes(i)?.checked_add(start)?;
     (i < count).then_some(Sge {
         addr: u64::from_le_bytes(le(slot, off)?),
         length: u32::from_le_bytes(le(slot, off.checked_add(8)?)?),
         lkey: u32::from_le_bytes(le(slot, off.checked_add(12)?)?),
-    })
-}
-
-/// Checks that `num` SGEs at `start` are at most `max`, lie inside `slot` and have lengths that
-/// sum, without overflow, to exactly `dma_length`; returns them as a [`Payload::Sges`].
-fn check_sges(slot: &[u8], start: usize, num: u32, max: u32, dma_length: u32) -> WqeResult {
-    if num > max {
-        return Err(WqeError::TooManySge);
-    }
-    let end = sge_bytes(num).and_then(|n| n.checked_add(start));
-    if end.is_none_or(|end| end > slot.len()) {
-        return Err(WqeError::Truncated);
-    }
-    let mut sum: u32 = 0;
-    for i in 0..num {
-        let sge = sge_at(slot, start, num, i).ok_or(WqeError::Truncated)?;
-        sum = sum
-            .checked_add(sge.length)
-            .ok_or(WqeError::LengthOverflow)?;
-    }
-    if sum != dma_length {
-        return Err(WqeError::LengthMismatch);
-    }
-    Ok(Payload::Sges { start, count: num })
-}
-
-/// Returns the `len` bytes after the send WQE's fixed part as a [`Payload::Inline`].
-fn inline_payload(slot: &[u8], len: u32) -> WqeResult {
-    let len = usize::try_from(len).map_err(|_| WqeError::Truncated)?;
-    let end = SEND_WQE_HDR_LEN.checked_add(len);
-    if end.is_none_or(|end| end > slot.len()) {
-        return Err(WqeError::Truncated);
-    }
-    let start = SEND_WQE_HDR_LEN;
-    Ok(Payload::Inline { start, len })
-}
-
-/// Returns the `wr_id` of a send or receive slot, for the error completion of a rejected WQE.
-pub(crate) fn peek_wr_id(slot: &[u8]) -> Option<u64> {
-    le(slot, OFF_WR_ID).map(u64::from_le_bytes)
-}
-
-/// Parses and validates `slot`, the private copy of a send queue slot.
-///
-/// `qp`, `max_sge` and `max_inline` are the queue pair's type and granted capabilities. Local
-/// operations ignore the data fields; flush takes its length from `dma.length` and atomic write
-/// its operand from the 8 bytes after the fixed part, as the provider writes them, whatever
-/// `num_sge` and the inline flag say. Other opcodes use inline data when the flag is set and the
-/// SGE list otherwise, whose lengths must sum to `dma.length` exactly: a provider that disagrees
-/// with itself is rejected rather than believed either way. `iova` must equal the union's remote
-/// address (the provider writes both), so that exactly one remote address exists. Atomics need at
-/// least 8 bytes of local buffer, as the provider checks; the alignment of an atomic write is left
-/// to the responder (IBA A19.4.2), as in C rxe.
-pub(crate) fn parse_send_wqe(
-    slot: &[u8],
-    qp: QpType,
-    max_sge: u32,
-    max_inline: u32,
-) -> Result<SendWqe, WqeError> {
-    if slot.len() < SEND_WQE_HDR_LEN {
-        return Err(WqeError::Truncated);
-    }
-    let opcode = WrOpcode::from_raw(rd32(slot, OFF_OPCODE)).ok_or(WqeError::BadOpcode)?;
-    if !allowed(opcode, qp) {
-        return Err(WqeError::OpcodeNotAllowed);
-    }
-    let flags = SendFlags(rd32(slot, OFF_SEND_FLAGS));
-    let detail = match opcode {
-        WrOpcode::RdmaWrite
-        | WrOpcode::RdmaWriteWithImm
-        | WrOpcode::RdmaRead
-        | WrOpcode::AtomicWrite => WrDetail::Rdma {
-            rkey: rd32(slot, OFF_RDMA_RKEY),
-        },
-        WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd => WrDetail::Atomic {
-            compare_add: rd64(slot, OFF_ATOMIC_COMPARE_ADD),
-            swap: rd64(slot, OFF_ATOMIC_SWAP),
-            rkey: rd32(slot, OFF_ATOMIC_RKEY),
-        },
-        WrOpcode::Flush => WrDetail::Flush {
-            rkey: rd32(slot, OFF_FLUSH_RKEY),
-            kind: slot.get(OFF_FLUSH_TYPE).copied().unwrap_or(0),
-            level: slot.get(OFF_FLUSH_LEVEL).copied().unwrap_or(0),
-        },
-        WrOpcode::BindMw => WrDetail::Mw {
-            addr: rd64(slot, OFF_REMOTE_ADDR),
-            length: rd64(slot, OFF_MW_LENGTH),
-            mr_lkey: rd32(slot, OFF_MW_MR_LKEY),
-            mw_rkey: rd32(slot, OFF_MW_MW_RKEY),
-            rkey: rd32(slot, OFF_MW_RKEY),
-            access: rd32(slot, OFF_MW_ACCESS),
-        },
-        WrOpcode::Send | WrOpcode::SendWithImm if matches!(qp, QpType::Ud | QpType::Gsi) => {
-            WrDetail::Ud {
-                remote_qpn: rd32(slot, OFF_UD_REMOTE_QPN),
-                remote_qkey: rd32(slot, OFF_UD_REMOTE_QKEY),
-                pkey_index: rd16(slot, OFF_UD_PKEY_INDEX),
-                ah_num: rd32(slot, OFF_UD_AH_NUM),
-            }
-        }
-        _ => WrDetail::None,
-    };
-    let remote = matches!(
-        detail,
-        WrDetail::Rdma { .. } | WrDetail::Atomic { .. } | WrDetail::Flush { .. }
-    );
-    let iova = if remote {
-        rd64(slot, OFF_REMOTE_ADDR)
-    } else {
-        0
-    };
-    if remote && rd64(slot, OFF_IOVA) != iova {
-        return Err(WqeError::AddressMismatch);
-    }
-    let atomic = matches!(detail, WrDetail::Atomic { .. });
-    match detail {
-        WrDetail::Ud { ah_num: 0, .. } => return Err(WqeError::NoAddressHandle),
-        WrDetail::Ud { remote_qpn, .. } if remote_qpn > MAX_QPN => return Err(WqeError::QpnRange),
-        WrDetail::Atomic { .. } if iova % 8 != 0 => return Err(WqeError::Misaligned),
-        WrDetail::Flush { kind, level, .. }
-            if kind == 0
-                || kind & !(FLUSH_GLOBAL | FLUSH_PERSISTENT) != 0
-                || !matches!(level, FLUSH_RANGE | FLUSH_MR) =>
-        {
-            return Err(WqeError::BadFlush)
-        }
-        _ => {}
-    }
-    let dma_length = rd32(slot, OFF_DMA_LENGTH);
-    let inline = flags.contains(SendFlags::INLINE);
-    let payload = match opcode {
-        WrOpcode::LocalInv | WrOpcode::BindMw | WrOpcode::Flush => Payload::None,
-        WrOpcode::AtomicWrite if dma_length != 8 => return Err(WqeError::LengthMismatch),
-        WrOpcode::AtomicWrite => inline_payload(slot, 8)?,
-        WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd if inline => {
-            return Err(WqeError::InlineNotAllowed)
-        }
-        _ if inline && dma_length > max_inline => return Err(WqeError::InlineTooLong),
-        _ if inline => inline_payload(slot, dma_length)?,
-        _ => {
-            let num = rd32(slot, OFF_DMA_NUM_SGE);
-            check_sges(slot, SEND_WQE_HDR_LEN, num, max_sge, dma_length)?
-        }
-    };
-    let length = match opcode {
-        WrOpcode::LocalInv | WrOpcode::BindMw => 0,
-        _ => dma_length,
-    };
-    if length > MAX_MSG_SIZE && opcode != WrOpcode::Flush {
-        return Err(WqeError::MessageTooLong);
-    }
-    if atomic && length < 8 {
-        return Err(WqeError::AtomicLength);
-    }
-    let num_sge = match payload {
-        Payload::Sges { count, .. } => count,
-        _ => 0,
-    };
-    Ok(SendWqe {
-        wr_id: rd64(slot, OFF_WR_ID),
-        opcode,
-        flags,
-        ex: rd32(slot, OFF_EX),
-        detail,
-        iova,
-        length,
-        num_sge,
-        payload,
     })
 }
 
@@ -571,79 +383,9 @@ impl SendWqe {
     }
 }
 
-/// Returns the `wr_id` of the WQE in `slot` (send or receive), even of one that does not parse
-/// (to complete it in error); zero if the slot is too short to hold one.
-pub(crate) fn wr_id(slot: &[u8]) -> u64 {
-    rd64(slot, OFF_WR_ID)
-}
-
-/// Parses and validates `slot`, the private copy of a receive queue slot: at most `max_sge`
-/// entries, inside the slot, whose lengths sum without overflow to exactly `dma.length`.
-pub(crate) fn parse_recv_wqe(slot: &[u8], max_sge: u32) -> Result<RecvWqe, WqeError> {
-    if slot.len() < RECV_WQE_HDR_LEN {
-        return Err(WqeError::Truncated);
-    }
-    let length = rd32(slot, OFF_RECV_DMA_LENGTH);
-    let num_sge = rd32(slot, OFF_RECV_DMA_NUM_SGE);
-    check_sges(slot, RECV_WQE_HDR_LEN, num_sge, max_sge, length)?;
-    let wr_id = rd64(slot, OFF_WR_ID);
-    Ok(RecvWqe {
-        wr_id,
-        length,
-        num_sge,
-    })
-}
-
 impl RecvWqe {
     /// Returns scatter/gather entry `i` from the slot the WQE was parsed from, or `None`.
     pub(crate) fn sge(&self, slot: &[u8], i: u32) -> Option<Sge> {
         sge_at(slot, RECV_WQE_HDR_LEN, self.num_sge, i)
-    }
-}
-
-/// Writes a receive WQE (`struct rxe_recv_wqe`) for a kernel work request into `slot`: the
-/// kernel posts into the same ring format user space uses. Fails if the SGEs do not fit in the
-/// slot or exceed `max_sge`, or their lengths overflow.
-pub(crate) fn encode_recv_wqe(
-    slot: &mut [u8],
-    wr_id: u64,
-    sges: &[Sge],
-    max_sge: u32,
-) -> Result<(), WqeError> {
-    let num = u32::try_from(sges.len()).map_err(|_| WqeError::TooManySge)?;
-    if num > max_sge {
-        return Err(WqeError::TooManySge);
-    }
-    let end = sge_bytes(num)
-        .and_then(|b| b.checked_add(RECV_WQE_HDR_LEN))
-        .ok_or(WqeError::TooManySge)?;
-    let out = slot.get_mut(..end).ok_or(WqeError::Truncated)?;
-    let mut length: u32 = 0;
-    for sge in sges {
-        length = length
-            .checked_add(sge.length)
-            .ok_or(WqeError::LengthOverflow)?;
-    }
-    out.fill(0);
-    put(out, 0, &wr_id.to_le_bytes());
-    put(out, OFF_RECV_DMA_LENGTH, &length.to_le_bytes());
-    put(out, OFF_RECV_DMA_NUM_SGE, &num.to_le_bytes());
-    let mut off = RECV_WQE_HDR_LEN;
-    for sge in sges {
-        put(out, off, &sge.addr.to_le_bytes());
-        put(out, off + 8, &sge.length.to_le_bytes());
-        put(out, off + 12, &sge.lkey.to_le_bytes());
-        off += SGE_LEN;
-    }
-    Ok(())
-}
-
-/// Copies `bytes` into `out` at `off` if it fits (callers size `out` first).
-fn put(out: &mut [u8], off: usize, bytes: &[u8]) {
-    if let Some(dst) = off
-        .checked_add(bytes.len())
-        .and_then(|end| out.get_mut(off..end))
-    {
-        dst.copy_from_slice(bytes);
     }
 }

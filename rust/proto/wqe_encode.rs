@@ -2,11 +2,12 @@
 
 //! Writing send WQEs for kernel consumers: kernel work requests go into the same send ring, in
 //! the same `struct rxe_send_wqe` layout user space writes, so one requester serves both (and
-//! parses both with [`super::wqe::parse_send_wqe`]). Fast registration, which only kernel
+//! parses both with [`super::wqe_parse::parse_send_wqe`]). Fast registration, which only kernel
 //! consumers may post, has an rrxe-private encoding ([`OPCODE_REG_MR`]): it names the MR by its
 //! index, never by pointer, and is only accepted from rings user space cannot write.
 
 use super::abi::{
+    le,
     OFF_ATOMIC_COMPARE_ADD,
     OFF_ATOMIC_RKEY,
     OFF_ATOMIC_SWAP,
@@ -16,6 +17,8 @@ use super::abi::{
     OFF_IOVA,
     OFF_OPCODE,
     OFF_RDMA_RKEY,
+    OFF_RECV_DMA_LENGTH,
+    OFF_RECV_DMA_NUM_SGE,
     OFF_REMOTE_ADDR,
     OFF_SEND_FLAGS,
     OFF_UD_AH_NUM,
@@ -23,11 +26,12 @@ use super::abi::{
     OFF_UD_REMOTE_QKEY,
     OFF_UD_REMOTE_QPN,
     OFF_WR_ID,
+    RECV_WQE_HDR_LEN,
     SEND_WQE_HDR_LEN,
     SGE_LEN, //
 };
 use super::wqe::{
-    le,
+    sge_bytes,
     Sge,
     WqeError,
     WrDetail,
@@ -194,4 +198,41 @@ pub(crate) fn parse_reg_wqe(slot: &[u8]) -> Option<RegWqe> {
         key: rd32(slot, OFF_REG_KEY)?,
         access: rd32(slot, OFF_REG_ACCESS)?,
     })
+}
+
+/// Writes a receive WQE (`struct rxe_recv_wqe`) for a kernel work request into `slot`: the
+/// kernel posts into the same ring format user space uses. Fails if the SGEs do not fit in the
+/// slot or exceed `max_sge`, or their lengths overflow.
+pub(crate) fn encode_recv_wqe(
+    slot: &mut [u8],
+    wr_id: u64,
+    sges: &[Sge],
+    max_sge: u32,
+) -> Result<(), WqeError> {
+    let num = u32::try_from(sges.len()).map_err(|_| WqeError::TooManySge)?;
+    if num > max_sge {
+        return Err(WqeError::TooManySge);
+    }
+    let end = sge_bytes(num)
+        .and_then(|b| b.checked_add(RECV_WQE_HDR_LEN))
+        .ok_or(WqeError::TooManySge)?;
+    let out = slot.get_mut(..end).ok_or(WqeError::Truncated)?;
+    let mut length: u32 = 0;
+    for sge in sges {
+        length = length
+            .checked_add(sge.length)
+            .ok_or(WqeError::LengthOverflow)?;
+    }
+    out.fill(0);
+    put(out, OFF_WR_ID, &wr_id.to_le_bytes())?;
+    put(out, OFF_RECV_DMA_LENGTH, &length.to_le_bytes())?;
+    put(out, OFF_RECV_DMA_NUM_SGE, &num.to_le_bytes())?;
+    let mut off = RECV_WQE_HDR_LEN;
+    for sge in sges {
+        put(out, off, &sge.addr.to_le_bytes())?;
+        put(out, off + 8, &sge.length.to_le_bytes())?;
+        put(out, off + 12, &sge.lkey.to_le_bytes())?;
+        off += SGE_LEN;
+    }
+    Ok(())
 }

@@ -27,7 +27,6 @@ use crate::{
         },
         qp_state::QpState,
         wqe::{
-            self,
             SendFlags,
             WrDetail,
             WrOpcode, //
@@ -176,8 +175,13 @@ impl RrxeQp {
                 continue;
             }
             let mut slot = [0u8; MAX_RECV_SLOT];
-            wqe::encode_recv_wqe(&mut slot, wr.wr_id, wr.sges.as_slice(), qp.cap.max_recv_sge)
-                .map_err(|_| EINVAL)?;
+            wqe_encode::encode_recv_wqe(
+                &mut slot,
+                wr.wr_id,
+                wr.sges.as_slice(),
+                qp.cap.max_recv_sge,
+            )
+            .map_err(|_| EINVAL)?;
             rq.lock().ring.push_local(&slot)?;
         }
         Ok(())

@@ -16,9 +16,6 @@ use crate::proto::abi::SGE_LEN;
 use crate::proto::cqe::WcStatus;
 use crate::proto::qp_state::QpType;
 use crate::proto::wqe::allowed;
-use crate::proto::wqe::parse_recv_wqe;
-use crate::proto::wqe::parse_send_wqe;
-use crate::proto::wqe::peek_wr_id;
 use crate::proto::wqe::Payload;
 use crate::proto::wqe::SendFlags;
 use crate::proto::wqe::SendWqe;
@@ -26,6 +23,9 @@ use crate::proto::wqe::Sge;
 use crate::proto::wqe::WqeError;
 use crate::proto::wqe::WrDetail;
 use crate::proto::wqe::WrOpcode;
+use crate::proto::wqe_parse::parse_recv_wqe;
+use crate::proto::wqe_parse::parse_send_wqe;
+use crate::proto::wqe_parse::peek_wr_id;
 
 /// Slot size of a send queue created with 32 SGEs / 512 inline bytes: 208 + 512 rounded up.
 const SLOT: usize = 1024;
@@ -702,7 +702,7 @@ impl XorShift {
 
 #[test]
 fn kernel_recv_wqes_round_trip_through_the_parser() {
-    use crate::proto::wqe::encode_recv_wqe;
+    use crate::proto::wqe_encode::encode_recv_wqe;
     let sges = [
         Sge {
             addr: 0x1000,
