@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The responder's state: the expected PSN and message sequence, the message in progress (a
+//! SEND filling a receive WQE, a WRITE, a READ being answered) and the resources kept to answer
+//! duplicate READs and atomics again.
+
+use crate::proto::{
+    opcode::Opcode,
+    psn::Psn,
+    seq::ReackPsn,
+    wqe::Sge, //
+};
+use kernel::prelude::*;
+
+/// A request the responder answered with more than an ACK, kept for duplicates (replay).
+#[derive(Clone, Copy)]
+pub(crate) enum Resource {
+    /// An RDMA READ: its responses use `npkts` PSNs from `psn`.
+    Read {
+        psn: Psn,
+        npkts: u32,
+        va: u64,
+        rkey: u32,
+        len: u32,
+    },
+    /// An atomic: the original value it returned.
+    Atomic { psn: Psn, orig: u64 },
+    /// A FLUSH or ATOMIC WRITE: answered by a zero-length READ response, never executed twice.
+    Answered { psn: Psn },
+}
+
+/// A READ whose responses the responder is still sending.
+///
+/// Memory is named by rkey and looked up for each packet, never held: a stalled or hostile peer
+/// must not keep an MR from being deregistered.
+pub(crate) struct ReadOut {
+    pub(crate) rkey: u32,
+    pub(crate) va: u64,
+    pub(crate) len: u32,
+    pub(crate) psn: Psn,
+    pub(crate) npkts: u32,
+    pub(crate) sent: u32,
+}
+
+/// The receive WQE a multi-packet SEND is filling.
+pub(crate) struct RecvProgress {
+    pub(crate) wr_id: u64,
+    /// Bytes received so far.
+    pub(crate) offset: u32,
+    /// Total buffer length.
+    pub(crate) length: u32,
+}
+
+/// An RDMA WRITE in progress.
+///
+/// By rkey, as [`ReadOut`].
+pub(crate) struct WriteProgress {
+    pub(crate) rkey: u32,
+    pub(crate) va: u64,
+    pub(crate) remaining: u32,
+    /// The DMA length of the RETH (reported by a WRITE with immediate's completion).
+    pub(crate) length: u32,
+}
+
+/// Responder state.
+pub(crate) struct RecvState {
+    /// The PSN expected next.
+    pub(crate) epsn: Psn,
+    /// Whether, and naming which PSN, a duplicate SEND or WRITE is acknowledged again.
+    pub(crate) reack: ReackPsn,
+    /// Completed request messages (the MSN of ACKs).
+    pub(crate) msn: u32,
+    /// The opcode of the previous packet of the current message.
+    pub(crate) last_op: Option<Opcode>,
+    pub(crate) recv: Option<RecvProgress>,
+    /// The SGEs of `recv`.
+    pub(crate) sges: KVec<Sge>,
+    pub(crate) write: Option<WriteProgress>,
+    pub(crate) read: Option<ReadOut>,
+    /// READ/atomic resources, a ring of `resources.len()` from `res_next` (oldest overwritten).
+    pub(crate) resources: KVec<Option<Resource>>,
+    pub(crate) res_next: usize,
+    /// A PSN sequence error NAK was sent and no in-order packet arrived since.
+    pub(crate) nak_sent: bool,
+    /// The PSN to acknowledge at the end of this pass.
+    pub(crate) ack_due: Option<Psn>,
+    /// The slot of a receive WQE being read.
+    pub(crate) slot: KVec<u8>,
+    /// A receive WQE a direct loopback message took and did not use (SGEs in `sges`), for the
+    /// packet path to use next.
+    pub(crate) direct_recv: Option<TakenRecv>,
+}
+
+/// A receive WQE taken from the receive queue (or SRQ).
+#[derive(Clone, Copy)]
+pub(crate) enum TakenRecv {
+    /// A valid WQE: its `wr_id` and total length; its SGEs are in [`RecvState::sges`].
+    Wqe(u64, u32),
+    /// A malformed WQE, consumed: its `wr_id` as far as it can be read. It completes in error.
+    Malformed(u64),
+}
