@@ -10,54 +10,45 @@
 //! - `bindings`: generated from the target kernel's headers; used only by the abstractions.
 //! - `ib`, `net`, `kernel_ext`: the abstraction layer, the only code with `unsafe`.
 //! - `proto`: pure protocol logic, also built and tested on the host (`tests/host`).
-//! - everything else is the driver and may not use `unsafe`.
+//! - everything else is the driver and may not use `unsafe`: the crate denies it, and only the
+//!   abstraction layer's modules allow it.
+
+#![deny(unsafe_code)]
 
 use kernel::prelude::*;
 
+#[allow(unsafe_code)]
 mod bindings;
+#[allow(unsafe_code)]
 mod ib;
+#[allow(unsafe_code)]
 mod kernel_ext;
+#[allow(unsafe_code)]
 mod mm;
+#[allow(unsafe_code)]
 mod net;
+#[allow(unsafe_code)]
 mod sync;
 
-#[deny(unsafe_code)]
 #[allow(dead_code)] // Used by the packet pipeline; host-tested meanwhile (tests/host).
 mod proto;
 
-#[deny(unsafe_code)]
 mod ah;
-#[deny(unsafe_code)]
 mod conflict;
-#[deny(unsafe_code)]
 mod counters;
-#[deny(unsafe_code)]
 mod cq;
-#[deny(unsafe_code)]
 mod device;
-#[deny(unsafe_code)]
 mod index;
-#[deny(unsafe_code)]
 mod limits;
-#[deny(unsafe_code)]
 mod link;
-#[deny(unsafe_code)]
 mod mcast;
-#[deny(unsafe_code)]
 mod module;
-#[deny(unsafe_code)]
 mod mr;
-#[deny(unsafe_code)]
 mod mw;
-#[deny(unsafe_code)]
 mod pipeline;
-#[deny(unsafe_code)]
 mod qp;
-#[deny(unsafe_code)]
 mod queue;
-#[deny(unsafe_code)]
 mod srq;
-#[deny(unsafe_code)]
 mod table;
 
 module! {
