@@ -225,54 +225,9 @@ impl RrxeDevice {
         self.counters.add(Counter::RcvdBytes, u64::from(bytes));
     }
 
-    /// Counts a packet handed to the network or to loopback.
-    pub(crate) fn count_sent_pkt(&self) {
-        self.counters.inc(Counter::SentPkts);
-    }
-
-    /// Counts a packet accepted for a QP.
-    pub(crate) fn count_rcvd_pkt(&self) {
-        self.counters.inc(Counter::RcvdPkts);
-    }
-
     /// Counts `bytes` of payload received into memory.
     pub(crate) fn count_recv(&self, bytes: usize) {
         self.counters.add(Counter::RcvdBytes, bytes as u64);
-    }
-
-    /// Counts a packet the network refused.
-    pub(crate) fn count_send_err(&self) {
-        self.counters.inc(Counter::SendErr);
-    }
-
-    /// Counts a PSN sequence error NAK received.
-    pub(crate) fn count_seq_err(&self) {
-        self.counters.inc(Counter::RcvdSeqErr);
-    }
-
-    /// Counts an RNR NAK received.
-    pub(crate) fn count_rnr_received(&self) {
-        self.counters.inc(Counter::RcvdRnrErr);
-    }
-
-    /// Counts an RNR NAK sent.
-    pub(crate) fn count_rnr_sent(&self) {
-        self.counters.inc(Counter::SendRnrErr);
-    }
-
-    /// Counts a retransmission timeout.
-    pub(crate) fn count_retry(&self) {
-        self.counters.inc(Counter::CompleterRetryErr);
-    }
-
-    /// Counts a duplicate request.
-    pub(crate) fn count_duplicate(&self) {
-        self.counters.inc(Counter::DuplicateRequest);
-    }
-
-    /// Counts an out-of-sequence request.
-    pub(crate) fn count_out_of_seq(&self) {
-        self.counters.inc(Counter::OutOfSeqRequest);
     }
 
     /// Records the port state; returns whether it changed (a change to down counts as

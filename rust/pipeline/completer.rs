@@ -230,12 +230,12 @@ fn on_ack(qp: &Qp<RrxeDevice>, mut st: SendGuard<'_>, h: &ParsedHeaders) -> Comp
         }
         AckDecision::NakSeqErr { expected } => {
             ack_up_to(&mut st, expected.wrapping_sub(1));
-            qp.device().count_seq_err();
+            qp.device().count(Counter::RcvdSeqErr);
             out.fatal = retry(qp, &mut st, RetryCause::Response);
         }
         AckDecision::RnrNak { timer_us } => {
             ack_up_to(&mut st, psn.wrapping_sub(1));
-            qp.device().count_rnr_received();
+            qp.device().count(Counter::RcvdRnrErr);
             if st.rnr_retry.consume() {
                 rewind(&mut st);
                 st.wait = SendWait::Rnr;
@@ -402,7 +402,7 @@ pub(crate) fn on_timer(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> CompOutcome {
     if st.progressed {
         st.progressed = false;
     } else {
-        qp.device().count_retry();
+        qp.device().count(Counter::CompleterRetryErr);
         out.fatal = retry(qp, &mut st, RetryCause::Timeout);
     }
     let retries = st.retry_cnt.saturating_sub(st.retry.left());

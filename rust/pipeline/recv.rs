@@ -13,6 +13,7 @@ use super::{
     Kicks, //
 };
 use crate::{
+    counters::Counter,
     device::RrxeDevice,
     ib::{
         AddressVector,
@@ -203,7 +204,7 @@ fn multicast(
         return drop_packet(dev, DropReason::Multicast, Some(bth));
     }
     skb.cb()[..GRH_LEN].copy_from_slice(grh);
-    dev.count_rcvd_pkt();
+    dev.count(Counter::RcvdPkts);
     let (last, others) = match qpns[..n].split_last() {
         Some(x) => x,
         None => return,
@@ -236,7 +237,7 @@ fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], kicks
         return drop_packet(dev, DropReason::UnknownQp, Some(&bth));
     };
     skb.cb()[..GRH_LEN].copy_from_slice(grh);
-    dev.count_rcvd_pkt();
+    dev.count(Counter::RcvdPkts);
     queue(dev, &qp, skb, &bth);
     kicks.push(qp);
 }

@@ -233,7 +233,7 @@ fn rnr(
     rc: bool,
     out: &mut Outbox,
 ) -> DropReason {
-    qp.device().count_rnr_sent();
+    qp.device().count(Counter::SendRnrErr);
     if rc {
         let (msn, epsn) = (st.msn, st.epsn);
         drop(st);

@@ -12,6 +12,7 @@ use super::{
     OUTBOX, //
 };
 use crate::{
+    counters::Counter,
     device::RrxeDevice,
     ib::{
         AddressVector,
@@ -88,7 +89,7 @@ fn send(qp: &Qp<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
         av,
         src_port,
     } = item;
-    dev.count_sent_pkt();
+    dev.count(Counter::SentPkts);
     if is_local(dev, &av) {
         recv::loopback(dev, skb, &av, kicks);
         return;
@@ -108,7 +109,7 @@ fn send(qp: &Qp<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
         }
     };
     if r.is_err() {
-        dev.count_send_err();
+        dev.count(Counter::SendErr);
     }
 }
 
@@ -145,7 +146,7 @@ pub(crate) fn send_batch(qp: &Qp<RrxeDevice>, items: &mut KVec<TxItem>, kicks: &
         }
         let mut train = packets.by_ref().take(n);
         if send_train(qp, &mut train, n, total).is_err() {
-            dev.count_send_err();
+            dev.count(Counter::SendErr);
         }
         // What a failed train left is dropped (RC retransmits it), never sent out of order.
         train.for_each(|item| item.skb.consume());
@@ -196,7 +197,7 @@ fn send_train(
 ) -> Result {
     let dev = qp.device();
     let first = packets.next().ok_or(EINVAL)?;
-    dev.count_sent_pkt();
+    dev.count(Counter::SentPkts);
     let (av, src_port) = (first.av, first.src_port);
     let mut head = first.skb;
     let segs = u16::try_from(n).map_err(|_| EINVAL)?;
@@ -212,7 +213,7 @@ fn send_train(
         .copy_from_slice(&udp_len.to_be_bytes());
     let mut train = SkbTrain::new(head);
     for (i, item) in (1u16..).zip(packets) {
-        dev.count_sent_pkt();
+        dev.count(Counter::SentPkts);
         let mut skb = item.skb;
         push_ipv4_udp(&mut skb, &av, src_port)?;
         skb.data_mut()

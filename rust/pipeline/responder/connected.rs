@@ -12,6 +12,7 @@
 
 use super::{abandon, atomic, bad_recv, complete_recv, imm_ex, reply, rnr, take_recv, RecvGuard};
 use crate::{
+    counters::Counter,
     device::RrxeDevice,
     ib::Qp,
     mr::{
@@ -174,11 +175,11 @@ impl<'a> Request<'a> {
         match seq::classify_request_psn(psn, st.epsn) {
             RespPsn::Expected => st.nak_sent = false,
             RespPsn::Duplicate if self.rc => {
-                qp.device().count_duplicate();
+                qp.device().count(Counter::DuplicateRequest);
                 return Err(reply::duplicate(qp, snap, st, self.h, out).into());
             }
             RespPsn::OutOfSequence if self.rc => {
-                qp.device().count_out_of_seq();
+                qp.device().count(Counter::OutOfSeqRequest);
                 if !st.nak_sent {
                     st.nak_sent = true;
                     let (msn, epsn) = (st.msn, st.epsn);
