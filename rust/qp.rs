@@ -86,6 +86,7 @@ pub(crate) struct RrxeQp {
     /// Granted capacities.
     cap: QpCap,
     sq_sig_all: bool,
+    // TODO(pin-init): the locks embedded with #[pin] (Documentation/todo.rst).
     inner: Pin<KBox<SpinLockIrq<QpInner>>>,
     /// The send ring; its lock serialises doorbells and flushes.
     sq: Pin<KBox<SpinLockIrq<QueueRing>>>,

@@ -27,6 +27,7 @@ use kernel::{
 };
 
 /// The driver ID rrxe registers with (`RDMA_DRIVER_RXE`), so the stock librxe provider binds.
+// TODO(ib-core): an associated constant of the driver's trait (Documentation/todo.rst).
 pub(super) const DRIVER_ID: bindings::rdma_driver_id = bindings::rdma_driver_id_RDMA_DRIVER_RXE;
 
 /// An RDMA device: the C `struct ib_device` at offset 0, then the driver data `T`.

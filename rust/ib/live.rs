@@ -38,6 +38,8 @@ impl Users {
             if n == 0 {
                 return;
             }
+            // TODO(destroy-wait): a completion the last reference signals
+            // (Documentation/todo.rst).
             kernel::time::delay::fsleep(Delta::from_micros(100));
             waited = waited.wrapping_add(1);
             if waited % 100_000 == 0 {

@@ -203,6 +203,7 @@ impl RrxeQp {
 
     /// Sets the pipeline up for a state change: the responder starts at `rq_psn` in RTR, the
     /// requester at `sq_psn` in RTS; RESET and ERR forget everything in flight.
+    // TODO(device-split): a method of the pipeline's state (Documentation/todo.rst).
     fn pipeline_transition(qp: &Qp<RrxeDevice>, cur: QpState, next: QpState, a: &QpAttr) {
         let p = &qp.pipe;
         if next == QpState::Rtr && cur != QpState::Rtr {
