@@ -86,6 +86,8 @@ def load(path):
             fam.rate.append(group(w, r))
         elif unit in ("MB/s", "IOPS"):
             fam.nvme.setdefault(unit, []).append(group(w, r))
+        elif unit in ("s", "KiB/QP"):
+            continue  # the scale rows: in the table only
         else:
             fam.bw.append(group(w, r))
     return fams

@@ -85,6 +85,12 @@ write_csv() {
 					[[ $w =~ $rows_re ]] && csv_line "$fam" "$w" "$size" "$unit" nvme
 				done
 			fi
+			if [ "$fam" = loop ] && [ "$scale_qps" -gt 0 ]; then
+				for row in "${SCALE_ROWS[@]}"; do
+					read -r w unit _ <<<"$row"
+					[[ $w =~ $rows_re ]] && csv_line "$fam" "$w" "$scale_qps" "$unit" scale
+				done
+			fi
 			if [ "$fam" = loop ]; then
 				csv_line "$fam" limit_copy_to_user 4096 Gb/s limit
 				csv_line "$fam" limit_copy_to_user 65536 Gb/s limit

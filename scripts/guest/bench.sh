@@ -3,7 +3,8 @@
 #
 # scripts/guest/bench.sh --csv FILE --logs DIR [--runs N] [--timeout S] [--bw-iters N]
 #                        [--rate-iters N] [--lat-iters N] [--iperf-secs S] [--nvme-secs S]
-#                        [--families "loop veth1500 veth9000"] [--rows REGEX] [--profile]
+#                        [--scale-qps N] [--families "loop veth1500 veth9000"] [--rows REGEX]
+#                        [--profile]
 # scripts/guest/bench.sh --families wire --csv FILE --logs DIR [OPTIONS]  (guest b of the pair)
 #
 # Runs in the bench VM (started by scripts/bench): perftest on the C rdma_rxe (link type rxe),
@@ -34,7 +35,9 @@
 # setup and teardown are left out. For the wire it is the sum of both guests (guest a's sampled
 # by its agent at the same two moments), also given per side. The loop and wire families also
 # have NVMe-oF rows (bench-nvme.sh: fio over nvme-rdma against nvmet-rdma, --nvme-secs seconds
-# per run, 0 for none; at most three runs).
+# per run, 0 for none; at most three runs). The loop family also has the scale rows
+# (bench-scale.sh: --scale-qps RC QPs created, connected in pairs and destroyed, seconds per
+# phase and kernel KiB per QP; 0 for none; at most three runs).
 #
 # Writes FILE, one CSV row per family and workload (after each driver phase and on exit):
 #   family,workload,size,unit,rxe,rrxe,rrxe_over_rxe,rxe_min,rxe_max,rrxe_min,rrxe_max,
@@ -47,7 +50,7 @@
 # (t_typical), .p99, .p99.9 or .max. limit_copy_to_user (size: the read size),
 # limit_iperf3_tcp (size: the wire's MTU) and limit_iperf3_udp (size: the datagram) are the
 # limits, measured in each round of each driver; nvme_* are the NVMe-oF rows. unit: Gb/s, Mpps,
-# usec, MB/s or IOPS. rxe, rrxe: the medians; rrxe_over_rxe is rrxe/rxe (above 1: rrxe moves more;
+# usec, MB/s, IOPS, s or KiB/QP (the scale rows). rxe, rrxe: the medians; rrxe_over_rxe is rrxe/rxe (above 1: rrxe moves more;
 # for usec below 1: rrxe is faster).
 # *_min, *_max: the spread over the runs; *_runs: how many runs succeeded ("fail" with 0).
 # limit: the limit row a bandwidth row is compared with (NAME@SIZE: loopback rows with the
@@ -60,10 +63,11 @@
 set -euo pipefail
 
 csv='' logs='' tmo=60 runs=5 bw_iters=1000 rate_iters=8000 lat_iters=2000 iperf_secs=3 nvme_secs=3
+scale_qps=10000
 profile=0
 families="loop veth1500 veth9000" rows_re=. baseline=""
 usage="usage: $0 --csv FILE --logs DIR [--runs N] [--timeout S] [--bw-iters N] [--rate-iters N] \
-[--lat-iters N] [--iperf-secs S] [--nvme-secs S] [--families LIST] [--rows REGEX] \
+[--lat-iters N] [--iperf-secs S] [--nvme-secs S] [--scale-qps N] [--families LIST] [--rows REGEX] \
 [--baseline 'RRXE_MODULE_PARAMETERS'] [--profile]"
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -76,6 +80,7 @@ while [ $# -gt 0 ]; do
 	--lat-iters) lat_iters=$2; shift 2 ;;
 	--iperf-secs) iperf_secs=$2; shift 2 ;;
 	--nvme-secs) nvme_secs=$2; shift 2 ;;
+	--scale-qps) scale_qps=$2; shift 2 ;;
 	--families) families=$2; shift 2 ;;
 	--rows) rows_re=$2; shift 2 ;;
 	--baseline) baseline=$2; shift 2 ;;
@@ -117,6 +122,8 @@ SRV_NS=() CLI_NS=() SRV_DEV='' CLI_DEV='' SRV_GID='' CLI_GID='' SRV_ADDR=''
 . "$(dirname "$0")/bench-limits.sh"
 # shellcheck source-path=SCRIPTDIR source=bench-nvme.sh
 . "$(dirname "$0")/bench-nvme.sh"
+# shellcheck source-path=SCRIPTDIR source=bench-scale.sh
+. "$(dirname "$0")/bench-scale.sh"
 # shellcheck source-path=SCRIPTDIR source=bench-csv.sh
 . "$(dirname "$0")/bench-csv.sh"
 # shellcheck source-path=SCRIPTDIR source=bench-wire.sh
@@ -259,6 +266,9 @@ phase() {
 				wire) nvme_rows $WIRE_ADDR_A ;;
 				esac
 			fi
+			if [ "$fam" = loop ] && [ "$scale_qps" -gt 0 ] && [ "$RUN" -le 3 ]; then
+				scale_rows
+			fi
 		fi
 		fam_leave
 		say "$DRV $fam: round $RUN done in $((SECONDS - t1)) s"
@@ -295,7 +305,8 @@ say "kernel $(uname -r), $(nproc) vCPUs," \
 	"perftest $(ib_write_bw --version 2>&1 | awk '{ print $NF; exit }')," \
 	"$(iperf3 --version 2>/dev/null | head -1 || echo 'no iperf3')"
 say "families: ${FAMILIES[*]}; $runs runs; iterations: bw $bw_iters, rate $rate_iters," \
-	"lat $lat_iters; iperf3 $iperf_secs s; fio $nvme_secs s; rows matching '$rows_re'"
+	"lat $lat_iters; iperf3 $iperf_secs s; fio $nvme_secs s; scale $scale_qps QPs;" \
+	"rows matching '$rows_re'"
 WIRE=down
 if [[ " ${FAMILIES[*]} " == *" veth"* ]]; then
 	if wire_up; then WIRE=up; else say "veth pair setup failed: no wire families"; fi
