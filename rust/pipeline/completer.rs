@@ -77,6 +77,28 @@ fn fail_oldest(st: &mut SendState, status: WcStatus) {
     }
 }
 
+/// Fails the request a NAK names: the oldest unfinished WQE, if `psn` is one of its PSNs.
+/// `false` otherwise: a rewind took it back to be sent again (the responder answers it again
+/// with the same NAK: its checks do not change), an unanswered READ or atomic comes first, or
+/// the NAK names nothing of ours. Failing the oldest WQE whatever the PSN, as before, moved the
+/// QP to ERR with no WQE failed when a retransmission timeout had rewound the sender just
+/// before the NAK came (the debug kernel, `verbs_ops`: the WRITE completed flushed instead of
+/// with a remote access error), and failed a READ for a later WRITE's NAK.
+fn fail_at(st: &mut SendState, psn: Psn, status: WcStatus) -> bool {
+    let mut i = 0;
+    while let Some(t) = st.entry(i) {
+        if t.done.is_none() {
+            if psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn) {
+                t.done = Some(status.to_raw());
+                return true;
+            }
+            return false;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// Progress resets the retry budgets.
 fn progress(st: &mut SendState) {
     st.progressed = true;
@@ -253,9 +275,17 @@ fn on_ack(qp: &Qp<RrxeDevice>, mut st: SendGuard<'_>, h: &ParsedHeaders) -> Comp
         d @ (AckDecision::NakInvalidRequest
         | AckDecision::NakRemoteAccess
         | AckDecision::NakRemoteOperation) => {
-            ack_up_to(&mut st, psn.wrapping_sub(1));
-            fail_oldest(&mut st, d.wc_status().unwrap_or(WcStatus::RemOpErr));
-            out.fatal = true;
+            let implicit_nak = ack_up_to(&mut st, psn.wrapping_sub(1));
+            if fail_at(&mut st, psn, d.wc_status().unwrap_or(WcStatus::RemOpErr)) {
+                out.fatal = true;
+            } else if implicit_nak {
+                // An unanswered READ or atomic before the request the NAK names: its
+                // responses were lost. It is asked for again, as C rxe's completer does;
+                // the failed request is answered with the same NAK when it goes again.
+                out.fatal = retry(qp, &mut st, RetryCause::Response);
+            } else {
+                out.dropped = true;
+            }
         }
         AckDecision::Ignore => out.dropped = true,
     }

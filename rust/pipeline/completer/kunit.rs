@@ -119,4 +119,21 @@ mod tests {
         assert_eq!(st.comp_psn, Psn::new(0xff_fff8));
         assert_eq!(st.entry(0).and_then(|t| t.done), None);
     }
+
+    #[test]
+    fn a_nak_fails_only_the_request_it_names() {
+        let pipe = QpPipe::new(16, 64, 1, 64, 1).unwrap();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(200));
+        let err = WcStatus::RemAccessErr;
+        // A one-packet WRITE at PSN 200, sent, then rewound by the timer before the NAK.
+        sending(&mut st, Psn::new(200), 1, 1);
+        rewind(&mut st);
+        assert!(!fail_at(&mut st, Psn::new(200), err));
+        // Sent again: the NAK now fails it.
+        sending(&mut st, Psn::new(200), 1, 1);
+        assert!(!fail_at(&mut st, Psn::new(201), err));
+        assert!(fail_at(&mut st, Psn::new(200), err));
+        assert_eq!(st.entry(0).and_then(|t| t.done), Some(err.to_raw()));
+    }
 }
