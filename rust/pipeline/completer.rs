@@ -67,13 +67,8 @@ pub(crate) struct CompOutcome {
 
 /// Marks the oldest unfinished WQE as failed with `status`.
 fn fail_oldest(st: &mut SendState, status: WcStatus) {
-    let mut i = 0;
-    while let Some(t) = st.entry(i) {
-        if t.done.is_none() {
-            t.done = Some(status.to_raw());
-            return;
-        }
-        i += 1;
+    if let Some(t) = st.oldest_unfinished().and_then(|i| st.entry(i)) {
+        t.done = Some(status.to_raw());
     }
 }
 
@@ -85,18 +80,14 @@ fn fail_oldest(st: &mut SendState, status: WcStatus) {
 /// before the NAK came (the debug kernel, `verbs_ops`: the WRITE completed flushed instead of
 /// with a remote access error), and failed a READ for a later WRITE's NAK.
 fn fail_at(st: &mut SendState, psn: Psn, status: WcStatus) -> bool {
-    let mut i = 0;
-    while let Some(t) = st.entry(i) {
-        if t.done.is_none() {
-            if psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn) {
-                t.done = Some(status.to_raw());
-                return true;
-            }
-            return false;
-        }
-        i += 1;
+    let Some(t) = st.oldest_unfinished().and_then(|i| st.entry(i)) else {
+        return false;
+    };
+    let named = psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn);
+    if named {
+        t.done = Some(status.to_raw());
     }
-    false
+    named
 }
 
 /// Progress resets the retry budgets.
@@ -236,7 +227,7 @@ pub(crate) fn on_response(
 
 /// An ACK retires what it covers. A sequence error NAK goes back to the PSN the responder
 /// expects (a transport retry); an RNR NAK waits for the timer it names and resends from
-/// there (an RNR retry); any other NAK fails the oldest unfinished WQE and the QP.
+/// there (an RNR retry); any other NAK fails the request it names and the QP ([`fail_at`]).
 fn on_ack(qp: &Qp<RrxeDevice>, mut st: SendGuard<'_>, h: &ParsedHeaders) -> CompOutcome {
     let mut out = CompOutcome::default();
     let psn = h.headers.bth.psn;
@@ -371,14 +362,10 @@ fn answered(
     psn: Psn,
     out: &mut CompOutcome,
 ) -> Option<(usize, Track)> {
-    let mut i = 0;
-    let found = loop {
-        match st.entry(i) {
-            Some(t) if t.done.is_some() => i += 1,
-            Some(t) if t.wants_response() => break Some((i, *t)),
-            _ => break None,
-        }
-    };
+    let found = st.oldest_unfinished().and_then(|i| {
+        let t = *st.entry(i)?;
+        t.wants_response().then_some((i, t))
+    });
     let Some((i, t)) = found else {
         out.dropped = true;
         return None;
@@ -425,8 +412,7 @@ pub(crate) fn on_timer(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> CompOutcome {
         st.wait = SendWait::None;
         return out;
     }
-    let outstanding = (0..st.count).any(|i| st.entry(i).is_some_and(|t| t.done.is_none()));
-    if !outstanding {
+    if st.oldest_unfinished().is_none() {
         return out;
     }
     if st.progressed {

@@ -243,7 +243,7 @@ fn eligible(snap: &Snapshot, st: &mut SendState) -> Option<SendWqe> {
         return None;
     }
     let last = st.count - 1;
-    if (0..last).any(|i| st.entry(i).is_some_and(|t| t.done.is_none())) {
+    if st.oldest_unfinished().is_some_and(|i| i < last) {
         return None;
     }
     let cur = st.cur.as_ref()?;

@@ -323,13 +323,9 @@ fn resume_point(st: &mut SendState, track: &mut Track, w: &SendWqe, psns: u32) -
 /// unacknowledged packet (a READ: a request for the responses not yet received), and
 /// everything after it. The responder treats the repeats as duplicates.
 pub(crate) fn rewind(st: &mut SendState) {
-    let mut i = 0;
-    while let Some(t) = st.entry(i) {
-        if t.done.is_none() {
-            break;
-        }
-        i += 1;
-    }
+    let Some(i) = st.oldest_unfinished() else {
+        return;
+    };
     let Some(t) = st.entry(i).copied() else {
         return;
     };

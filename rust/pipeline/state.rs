@@ -259,6 +259,11 @@ impl SendState {
         }
     }
 
+    /// The index of the oldest started WQE not yet finished, if any.
+    pub(crate) fn oldest_unfinished(&mut self) -> Option<usize> {
+        (0..self.count).find(|&i| self.entry(i).is_some_and(|t| t.done.is_none()))
+    }
+
     /// The entry `i` places after the oldest.
     pub(crate) fn entry(&mut self, i: usize) -> Option<&mut Track> {
         if i >= self.count {
