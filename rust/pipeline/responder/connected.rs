@@ -228,6 +228,21 @@ impl<'a> Request<'a> {
         Ok(st)
     }
 
+    /// The next receive WQE (its `wr_id` and length) for a request that consumes one: none
+    /// posted is an RNR NAK (RC) or a drop (UC); a malformed one completes in error.
+    fn take_wqe(
+        &self,
+        mut st: RecvGuard<'a>,
+        out: &mut Outbox,
+    ) -> Stage<'a, (RecvGuard<'a>, u64, u32)> {
+        let (qp, snap) = (self.qp, self.snap);
+        match take_recv(qp, &mut st) {
+            Some(TakenRecv::Wqe(wr_id, length)) => Ok((st, wr_id, length)),
+            None => Err(rnr(qp, snap, st, self.rc, out).into()),
+            Some(TakenRecv::Malformed(wr_id)) => Err(bad_recv(qp, snap, st, wr_id, out).into()),
+        }
+    }
+
     /// The lengths. C9-93: a SEND or WRITE packet's payload matches its place in the message
     /// (a full path MTU unless it is the last or only one, and not empty in the middle). C9-94:
     /// no RDMA message is longer than 2^31 bytes (a longer READ would also take more PSNs than
@@ -255,19 +270,13 @@ impl<'a> Request<'a> {
         let (qp, snap, h, payload) = (self.qp, self.snap, self.h, self.payload);
         let starts = h.info.position.starts_message();
         if starts {
-            match take_recv(qp, &mut st) {
-                Some(TakenRecv::Wqe(wr_id, length)) => {
-                    st.recv = Some(RecvProgress {
-                        wr_id,
-                        offset: 0,
-                        length,
-                    })
-                }
-                None => return Err(rnr(qp, snap, st, self.rc, out).into()),
-                Some(TakenRecv::Malformed(wr_id)) => {
-                    return Err(bad_recv(qp, snap, st, wr_id, out).into())
-                }
-            }
+            let (wr_id, length);
+            (st, wr_id, length) = self.take_wqe(st, out)?;
+            st.recv = Some(RecvProgress {
+                wr_id,
+                offset: 0,
+                length,
+            });
         }
         let Some((wr_id, offset, length)) = st.recv.as_ref().map(|r| (r.wr_id, r.offset, r.length))
         else {
@@ -419,13 +428,8 @@ impl<'a> Request<'a> {
         let Some(i) = self.h.headers.immdt else {
             return Ok(st);
         };
-        let wr_id = match take_recv(qp, &mut st) {
-            Some(TakenRecv::Wqe(wr_id, _)) => wr_id,
-            None => return Err(rnr(qp, snap, st, self.rc, out).into()),
-            Some(TakenRecv::Malformed(wr_id)) => {
-                return Err(bad_recv(qp, snap, st, wr_id, out).into())
-            }
-        };
+        let wr_id;
+        (st, wr_id, _) = self.take_wqe(st, out)?;
         let opcode = WcOpcode::RecvRdmaWithImm;
         let c =
             Cqe::received(wr_id, opcode, total, snap.qpn, snap.dest_qpn).with_imm(imm_ex(i.imm));
