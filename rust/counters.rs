@@ -71,11 +71,12 @@ pub(crate) fn drop_index(r: DropReason) -> usize {
             DropReason::BadRecvWqe => 14,
             DropReason::InboxFull => 15,
             DropReason::AddressMismatch => 16,
+            DropReason::NoResponderResources => 17,
         }
 }
 
 /// Number of drop counters.
-const DROPS: usize = 17;
+const DROPS: usize = 18;
 
 /// Number of counters.
 pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 3;
@@ -116,6 +117,7 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"drop_bad_recv_wqe"),
     StatDesc::new(c"drop_inbox_full"),
     StatDesc::new(c"drop_address_mismatch"),
+    StatDesc::new(c"drop_no_responder_resources"),
     StatDesc::new(c"odp_faults"),
     StatDesc::new(c"odp_fault_errors"),
     StatDesc::new(c"tx_flow_wait"),

@@ -107,6 +107,9 @@ pub(crate) enum DropReason {
     /// An RC or UC packet whose IP source or destination is not that of the connection (the
     /// QP's address vector): an off-path sender that guessed or learned the QPN.
     AddressMismatch,
+    /// A READ or atomic request to a QP whose `max_dest_rd_atomic` is 0 (it keeps no
+    /// responder resources): an invalid request.
+    NoResponderResources,
 }
 
 impl DropReason {
@@ -130,6 +133,7 @@ impl DropReason {
             Self::BadRecvWqe => c"bad_recv_wqe",
             Self::InboxFull => c"inbox_full",
             Self::AddressMismatch => c"address_mismatch",
+            Self::NoResponderResources => c"no_responder_resources",
         }
     }
 }

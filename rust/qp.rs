@@ -238,12 +238,24 @@ impl RrxeQp {
             Qpn::Pooled(PoolIndex::alloc(dev.qpn_pool())?)
         };
         init.cap = granted;
+        // The responder copies receive WQEs of the receive queue, or of the SRQ.
+        let (rq_elem, max_recv_sge) = match (&rq, &init.srq) {
+            (Some(rq), _) => (rq.ring.elem_size(), granted.max_recv_sge),
+            (None, Some(srq)) => {
+                let max_sge = RrxeSrq::max_sge(srq);
+                (
+                    ring::recv_wqe_size(max_sge).ok_or(EINVAL)? as usize,
+                    max_sge,
+                )
+            }
+            (None, None) => (0, 0),
+        };
         let pipe = QpPipe::new(
             sq.ring.capacity(),
             sq.ring.elem_size(),
             granted.max_send_sge,
-            rq.as_ref().map_or(0, |r| r.ring.elem_size()),
-            granted.max_recv_sge,
+            rq_elem,
+            max_recv_sge,
         )?;
         let attr = QpAttr {
             port_num: 1,

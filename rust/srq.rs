@@ -227,6 +227,11 @@ impl RrxeSrq {
         srq.limit_work.close();
     }
 
+    /// The most SGEs a receive WQE of the SRQ holds.
+    pub(crate) fn max_sge(srq: &Srq<RrxeDevice>) -> u32 {
+        srq.max_sge
+    }
+
     /// Query SRQ.
     pub(crate) fn query(srq: &Srq<RrxeDevice>) -> SrqAttr {
         let st = srq.state.lock();

@@ -283,6 +283,10 @@ fn execute(
     };
     match w.opcode {
         WrOpcode::RdmaRead => {
+            // A peer without responder resources NAKs the request: the packet path sends it.
+            if r.resources.is_empty() {
+                return None;
+            }
             let local = Segs::local(dev, snap.pd, sges, ACCESS_LOCAL_WRITE)?;
             let src = remote(dest, dsnap, rkey?, w.iova, w.length, ACCESS_REMOTE_READ)?;
             copy(&local, &src, w.length).ok()?;

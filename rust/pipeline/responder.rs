@@ -50,6 +50,30 @@ use kernel::prelude::*;
 /// The responder state, locked.
 type RecvGuard<'a> = kernel::sync::lock::Guard<'a, RecvState, crate::sync::SpinLockIrqBackend>;
 
+/// Why a request ends before its last stage ([`connected`]).
+enum Stop {
+    /// A stage handled the packet in full: a duplicate answered again, an atomic, ATOMIC WRITE
+    /// or FLUSH executed, or a page being faulted in (the packet is handled again once it is).
+    Handled,
+    /// The packet is dropped, after any NAK the stage sent.
+    Dropped(DropReason),
+}
+
+impl From<DropReason> for Stop {
+    fn from(r: DropReason) -> Self {
+        Stop::Dropped(r)
+    }
+}
+
+impl From<Result<(), DropReason>> for Stop {
+    fn from(r: Result<(), DropReason>) -> Self {
+        r.map_or_else(Stop::Dropped, |()| Stop::Handled)
+    }
+}
+
+/// A stage's result: the responder state, still locked, for the next stage, or the end.
+type Stage<'a, T = RecvGuard<'a>> = Result<T, Stop>;
+
 /// The GRH area at the start of a UD receive buffer.
 pub(crate) const GRH_LEN: usize = 40;
 

@@ -12,6 +12,7 @@ pub(crate) use recv::{
     RecvProgress,
     RecvState,
     Resource,
+    Resources,
     TakenRecv,
     WriteProgress, //
 };
@@ -325,8 +326,10 @@ fn zeroed(n: usize) -> Result<KVec<u8>> {
 
 impl QpPipe {
     /// The pipeline state of a QP with `sq_slots` send slots of `sq_elem` bytes holding up to
-    /// `max_send_sge` SGEs, receive slots of `rq_elem` bytes holding up to `max_recv_sge` SGEs.
-    /// The tracking state is sized by what the QP can have outstanding, not by its queue.
+    /// `max_send_sge` SGEs, whose receive WQEs (from its receive queue or its SRQ) are
+    /// `rq_elem` bytes holding up to `max_recv_sge` SGEs. The tracking state is sized by what
+    /// the QP can have outstanding, not by its queue; the READ/atomic resources by
+    /// `max_dest_rd_atomic`, when `modify_qp` sets it.
     pub(crate) fn new(
         sq_slots: u32,
         sq_elem: usize,
@@ -344,11 +347,6 @@ impl QpPipe {
             n.min(crate::limits::MAX_QP_RD_ATOM as usize),
             max_send_sge as usize,
         )?;
-        let mut resources =
-            KVec::with_capacity(crate::limits::MAX_QP_RD_ATOM as usize, GFP_KERNEL_ACCOUNT)?;
-        for _ in 0..crate::limits::MAX_QP_RD_ATOM {
-            resources.push(None, GFP_KERNEL_ACCOUNT)?;
-        }
         let send = SendState {
             psn: Psn::new(0),
             comp_psn: Psn::new(0),
@@ -378,17 +376,13 @@ impl QpPipe {
             msn: 0,
             last_op: None,
             recv: None,
-            sges: KVec::with_capacity(
-                max_recv_sge.max(crate::limits::MAX_SGE) as usize,
-                GFP_KERNEL,
-            )?,
+            sges: KVec::with_capacity(max_recv_sge as usize, GFP_KERNEL_ACCOUNT)?,
             write: None,
             read: None,
-            resources,
-            res_next: 0,
+            resources: Resources::none(),
             nak_sent: false,
             ack_due: None,
-            slot: zeroed(rq_elem.max(crate::qp::MAX_RECV_SLOT))?,
+            slot: zeroed(rq_elem)?,
             direct_recv: None,
         };
         Ok(Self {
@@ -424,5 +418,23 @@ mod tests {
         let st = pipe.send.lock();
         assert_eq!(st.track.len(), 16);
         assert_eq!(st.sinks.slots, 16);
+    }
+
+    #[test]
+    fn responder_resources_are_a_ring_of_max_dest_rd_atomic() {
+        let kept = |r: &Resources, p: u32| {
+            r.find(|x| matches!(*x, Resource::Answered { psn } if psn == Psn::new(p)))
+                .is_some()
+        };
+        // None: nothing is kept (READ and atomic requests are refused before this).
+        let mut r = Resources::none();
+        r.save(Resource::Answered { psn: Psn::new(1) });
+        assert!(r.is_empty() && !kept(&r, 1));
+        // Two: the third overwrites the oldest.
+        let mut r = Resources::with_depth(2).unwrap();
+        for p in 1..=3 {
+            r.save(Resource::Answered { psn: Psn::new(p) });
+        }
+        assert!(!kept(&r, 1) && kept(&r, 2) && kept(&r, 3));
     }
 }

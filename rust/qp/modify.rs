@@ -20,6 +20,7 @@ use crate::{
     kernel_ext::eopnotsupp,
     limits,
     pipeline::state::{
+        Resources,
         SendWait,
         TakenRecv, //
     },
@@ -92,6 +93,15 @@ impl RrxeQp {
             return Err(eopnotsupp());
         }
         qp.check_values(a, mask)?;
+        // The responder's READ/atomic resources, allocated before any lock is taken.
+        let resources = if mask.contains(AttrMask::MAX_DEST_RD_ATOMIC) {
+            let depth =
+                qp_attr::rd_atomic_depth(a.max_dest_rd_atomic.into(), limits::MAX_QP_RD_ATOM)
+                    .map_err(|e| attr_errno(qpn, e))?;
+            Some(Resources::with_depth(depth)?)
+        } else {
+            None
+        };
         let mut inner = qp.inner.lock();
         let (cur, next) = qp_state::resolve_states(inner.state, mask, a.cur_qp_state, a.qp_state)
             .map_err(|e| state_errno(qpn, e))?;
@@ -106,6 +116,10 @@ impl RrxeQp {
         inner.attr.qp_state = next.to_raw();
         let applied = inner.attr;
         drop(inner);
+        if let Some(r) = resources {
+            // The old ring (and what it kept for duplicates) goes, as in C rxe.
+            let _old = core::mem::replace(&mut qp.pipe.recv.lock().resources, r);
+        }
         Self::pipeline_transition(qp, cur, next, &applied);
         if next == QpState::Err && cur != QpState::Err {
             Self::flush(qp);

@@ -29,10 +29,10 @@
 
 /*
  * Takes `qp` through RESET, INIT, RTR and RTS towards QP `dest_qpn` at `dgid` (PSNs 0, MTU
- * 1024, four READ/atomic credits each way, seven retries).
+ * 1024, four READ/atomic credits out, `dest_rd_atomic` responder resources, seven retries).
  */
-static inline int rc_connect(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
-			     int sgid_index)
+static inline int rc_connect_rd(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
+				int sgid_index, uint8_t dest_rd_atomic)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 
@@ -48,7 +48,7 @@ static inline int rc_connect(struct ibv_qp *qp, uint32_t dest_qpn, const union i
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = dest_qpn;
-	a.max_dest_rd_atomic = 4;
+	a.max_dest_rd_atomic = dest_rd_atomic;
 	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.grh.dgid = *dgid;
@@ -68,6 +68,13 @@ static inline int rc_connect(struct ibv_qp *qp, uint32_t dest_qpn, const union i
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 					 IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* rc_connect_rd() with four responder resources. */
+static inline int rc_connect(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
+			     int sgid_index)
+{
+	return rc_connect_rd(qp, dest_qpn, dgid, sgid_index, 4);
 }
 
 /* Waits up to `secs` seconds for one completion on `c`; 0 when one arrived. */

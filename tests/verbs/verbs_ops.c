@@ -156,6 +156,29 @@ static void test_rdma(void)
 	      "RDMA_READ: 5000 bytes intact");
 }
 
+/*
+ * A responder with max_dest_rd_atomic 0 keeps no responder resources: it refuses READ and
+ * atomic requests with an invalid request NAK (C rxe does the same), and still takes WRITEs.
+ */
+static void test_no_responder_resources(void)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	CHECK(!rc_connect(qa, qb->qp_num, &gid, gid_index) &&
+		      !rc_connect_rd(qb, qa->qp_num, &gid, gid_index, 0),
+	      "responder connected with max_dest_rd_atomic 0");
+	drain();
+	CHECK(write_via(0x28, bmr->rkey, (uintptr_t)bbuf + 8192, 64, IBV_WC_SUCCESS),
+	      "no responder resources: RDMA_WRITE still completes");
+	wr = req(0x29, IBV_WR_RDMA_READ, &sge, 8192, 64);
+	wr.wr.rdma.remote_addr = (uintptr_t)bbuf + 16384;
+	wr.wr.rdma.rkey = bmr->rkey;
+	CHECK(!post_signaled(qa, &wr) && expect(cqa, 0x29, IBV_WC_REM_INV_REQ_ERR, 0),
+	      "no responder resources: RDMA_READ is a remote invalid request");
+	CHECK(!connect_pair(), "reconnect");
+}
+
 static void test_atomics(void)
 {
 	uint64_t *target = (uint64_t *)(bbuf + 32768);
@@ -570,6 +593,7 @@ int main(int argc, char **argv)
 
 	test_send();
 	test_rdma();
+	test_no_responder_resources();
 	test_atomics();
 	test_atomic_write();
 	test_flush();

@@ -77,7 +77,7 @@ pub(super) fn compare_swap_or_fetch_add(
             return Err(DropReason::BadRkey);
         }
     };
-    reply::save_resource(&mut st, Resource::Atomic { psn, orig });
+    st.resources.save(Resource::Atomic { psn, orig });
     st.msn = st.msn.wrapping_add(1);
     st.epsn = psn.next();
     st.reack.executed(h.info.kind, psn);

@@ -10,7 +10,9 @@
 //! Every stage takes the locked responder state and either hands it on or ends the request: a
 //! stage that answers the packet (a NAK, a duplicate's reply) releases the lock before it sends.
 
-use super::{abandon, atomic, bad_recv, complete_recv, imm_ex, reply, rnr, take_recv, RecvGuard};
+use super::{
+    abandon, atomic, bad_recv, complete_recv, imm_ex, reply, rnr, take_recv, RecvGuard, Stage, Stop,
+};
 use crate::{
     counters::Counter,
     device::RrxeDevice,
@@ -56,30 +58,6 @@ use crate::{
 };
 use kernel::prelude::*;
 
-/// Why a request ends before its last stage.
-enum Stop {
-    /// A stage handled the packet in full: a duplicate answered again, an atomic, ATOMIC WRITE
-    /// or FLUSH executed, or a page being faulted in (the packet is handled again once it is).
-    Handled,
-    /// The packet is dropped, after any NAK the stage sent.
-    Dropped(DropReason),
-}
-
-impl From<DropReason> for Stop {
-    fn from(r: DropReason) -> Self {
-        Stop::Dropped(r)
-    }
-}
-
-impl From<Result<(), DropReason>> for Stop {
-    fn from(r: Result<(), DropReason>) -> Self {
-        r.map_or_else(Stop::Dropped, |()| Stop::Handled)
-    }
-}
-
-/// A stage's result: the responder state, still locked, for the next stage, or the end.
-type Stage<'a, T = RecvGuard<'a>> = Result<T, Stop>;
-
 /// An RC or UC request packet and what every stage reads.
 pub(super) struct Request<'a> {
     qp: &'a Qp<RrxeDevice>,
@@ -119,6 +97,7 @@ impl<'a> Request<'a> {
         let st = self.qp.pipe().recv.lock();
         let st = self.check_psn(st, out)?;
         let st = self.check_op_seq(st, out)?;
+        let st = self.check_resource(st, out)?;
         let st = self.check_length(st, out)?;
         let (qp, snap, h) = (self.qp, self.snap, self.h);
         let (st, psns) = match h.info.kind {
@@ -225,6 +204,20 @@ impl<'a> Request<'a> {
             return Err(DropReason::OpcodeSequence.into());
         }
         abandon(self.qp, self.snap, &mut st, None);
+        Ok(st)
+    }
+
+    /// A READ or atomic request needs a responder resource: a QP whose
+    /// `max_dest_rd_atomic` is 0 keeps none, and NAKs it as an invalid request, as C rxe.
+    fn check_resource(&self, st: RecvGuard<'a>, out: &mut Outbox) -> Stage<'a> {
+        let needs = matches!(
+            self.h.info.kind,
+            OpKind::ReadRequest | OpKind::CompareSwap | OpKind::FetchAdd | OpKind::AtomicWrite
+        );
+        if self.rc && needs && st.resources.is_empty() {
+            self.nak(st, out, Aeth::NAK_INVALID_REQUEST);
+            return Err(DropReason::NoResponderResources.into());
+        }
         Ok(st)
     }
 
@@ -453,16 +446,13 @@ impl<'a> Request<'a> {
         }
         let npkts = seq::packets_for(reth.dma_len, snap.mtu).unwrap_or(1);
         let (va, rkey, len) = (reth.va, reth.rkey, reth.dma_len);
-        reply::save_resource(
-            &mut st,
-            Resource::Read {
-                psn,
-                npkts,
-                va,
-                rkey,
-                len,
-            },
-        );
+        st.resources.save(Resource::Read {
+            psn,
+            npkts,
+            va,
+            rkey,
+            len,
+        });
         st.read = Some(ReadOut {
             rkey,
             va,

@@ -15,7 +15,6 @@ use super::{
         rkey,
         state::{
             ReadOut,
-            RecvState,
             Resource,
             Snapshot, //
         },
@@ -243,7 +242,7 @@ pub(super) fn answer_with_empty_read(
     received: usize,
     out: &mut Outbox,
 ) {
-    save_resource(&mut st, Resource::Answered { psn });
+    st.resources.save(Resource::Answered { psn });
     st.msn = st.msn.wrapping_add(1);
     st.epsn = psn.next();
     // FLUSH and ATOMIC WRITE alike: answered by their own response.
@@ -273,16 +272,6 @@ pub(super) fn empty_read_response(
     }
 }
 
-pub(super) fn save_resource(st: &mut RecvState, r: Resource) {
-    let n = st.resources.len();
-    if n == 0 {
-        return;
-    }
-    let at = st.res_next % n;
-    st.resources[at] = Some(r);
-    st.res_next = (at + 1) % n;
-}
-
 /// A duplicate RC request: SEND/WRITE are acknowledged again, READs re-executed from the
 /// duplicate's PSN, atomics answered with the saved result, FLUSH and ATOMIC WRITE with another
 /// zero-length READ response.
@@ -304,7 +293,7 @@ pub(super) fn duplicate(
             Ok(())
         }
         Some(DuplicateAction::Replay) => {
-            let found = st.resources.iter().flatten().copied().find(|r| match *r {
+            let found = st.resources.find(|r| match *r {
                 Resource::Read { psn: p, npkts, .. } => crate::proto::psn::in_window(psn, p, npkts),
                 Resource::Atomic { psn: p, .. } | Resource::Answered { psn: p } => p == psn,
             });

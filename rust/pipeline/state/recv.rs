@@ -29,6 +29,52 @@ pub(crate) enum Resource {
     Answered { psn: Psn },
 }
 
+/// The responder's READ/atomic resources (the IBA's "responder resources"): a ring of as many as
+/// the QP's `max_dest_rd_atomic` (rounded up to a power of two, as C rxe), the oldest
+/// overwritten. Allocated when `modify_qp` sets that attribute; a QP with none refuses READ and
+/// atomic requests (an invalid request NAK, as C rxe).
+pub(crate) struct Resources {
+    ring: KVec<Option<Resource>>,
+    next: usize,
+}
+
+impl Resources {
+    /// No resources: READ and atomic requests are refused.
+    pub(crate) fn none() -> Self {
+        Self {
+            ring: KVec::new(),
+            next: 0,
+        }
+    }
+
+    /// A ring of `depth` empty resources. Process context.
+    pub(crate) fn with_depth(depth: u32) -> Result<Self> {
+        let n = depth as usize;
+        let mut ring = KVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
+        ring.resize(n, None, GFP_KERNEL_ACCOUNT)?;
+        Ok(Self { ring, next: 0 })
+    }
+
+    /// Whether the QP has none (READ and atomic requests are refused).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ring.is_empty()
+    }
+
+    /// Keeps `r`, overwriting the oldest when the ring is full.
+    pub(crate) fn save(&mut self, r: Resource) {
+        let n = self.ring.len();
+        if let Some(at) = self.ring.get_mut(self.next) {
+            *at = Some(r);
+            self.next = (self.next + 1) % n;
+        }
+    }
+
+    /// The resource kept for which `f` holds.
+    pub(crate) fn find(&self, f: impl Fn(&Resource) -> bool) -> Option<Resource> {
+        self.ring.iter().flatten().copied().find(|r| f(r))
+    }
+}
+
 /// A READ whose responses the responder is still sending.
 ///
 /// Memory is named by rkey and looked up for each packet, never held: a stalled or hostile peer
@@ -77,9 +123,8 @@ pub(crate) struct RecvState {
     pub(crate) sges: KVec<Sge>,
     pub(crate) write: Option<WriteProgress>,
     pub(crate) read: Option<ReadOut>,
-    /// READ/atomic resources, a ring of `resources.len()` from `res_next` (oldest overwritten).
-    pub(crate) resources: KVec<Option<Resource>>,
-    pub(crate) res_next: usize,
+    /// READ/atomic resources, as many as `max_dest_rd_atomic`.
+    pub(crate) resources: Resources,
     /// A PSN sequence error NAK was sent and no in-order packet arrived since.
     pub(crate) nak_sent: bool,
     /// The PSN to acknowledge at the end of this pass.
