@@ -1,19 +1,88 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The port counters rrxe reports, with rxe's names (so `rdma statistic` output and scripts
-//! written for rxe keep working). The packet pipeline adds its drop-reason counters here.
+//! written for rxe keep working), then rrxe's own: one per reason the packet pipeline drops a
+//! packet for ([`DropReason`]), and the on-demand-paging and flow counters.
 
-use crate::{
-    ib::{
-        PmaCounters,
-        StatDesc, //
-    },
-    pipeline::DropReason, //
+use crate::ib::{
+    PmaCounters,
+    StatDesc, //
 };
+use kernel::prelude::*;
 use kernel::sync::atomic::{
     Atomic,
     Relaxed, //
 };
+
+/// Why a received packet was dropped (each has a hardware counter, `drop_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DropReason {
+    /// Bad IP/UDP/BTH framing, lengths or headers.
+    Malformed,
+    /// The ICRC does not match.
+    BadIcrc,
+    /// No QP with the destination QP number.
+    UnknownQp,
+    /// The QP's state does not accept packets.
+    QpState,
+    /// The opcode does not belong to the QP's transport.
+    OpcodeForQpType,
+    /// The opcode breaks the message sequence (missing first or last packet).
+    OpcodeSequence,
+    /// The PSN is ahead of the expected one (a gap).
+    PsnOutOfWindow,
+    /// A duplicate request with nothing to replay.
+    Duplicate,
+    /// The Q_Key does not match the UD QP's.
+    BadQkey,
+    /// The payload does not fit the buffer or the announced length.
+    LengthError,
+    /// The rkey is unknown or lacks the access right.
+    BadRkey,
+    /// No receive WQE was posted (RNR).
+    NoReceiveWqe,
+    /// A response for nothing outstanding.
+    StaleResponse,
+    /// A multicast packet for a group no QP of the device is attached to.
+    Multicast,
+    /// The receive WQE the packet needed is malformed: it completes in error and the QP moves
+    /// to ERR.
+    BadRecvWqe,
+    /// The QP's inbox is full: packets arrive faster than the QP runs (a flood).
+    InboxFull,
+    /// An RC or UC packet whose IP source or destination is not that of the connection (the
+    /// QP's address vector): an off-path sender that guessed or learned the QPN.
+    AddressMismatch,
+    /// A READ or atomic request to a QP whose `max_dest_rd_atomic` is 0 (it keeps no
+    /// responder resources): an invalid request.
+    NoResponderResources,
+}
+
+impl DropReason {
+    /// The reason's name, as its counter (`drop_<name>`) and the tracepoint report it.
+    pub(crate) fn name(self) -> &'static CStr {
+        match self {
+            Self::Malformed => c"malformed",
+            Self::BadIcrc => c"bad_icrc",
+            Self::UnknownQp => c"unknown_qp",
+            Self::QpState => c"qp_state",
+            Self::OpcodeForQpType => c"opcode_for_qp_type",
+            Self::OpcodeSequence => c"opcode_sequence",
+            Self::PsnOutOfWindow => c"psn_out_of_window",
+            Self::Duplicate => c"duplicate",
+            Self::BadQkey => c"bad_qkey",
+            Self::LengthError => c"length_error",
+            Self::BadRkey => c"bad_rkey",
+            Self::NoReceiveWqe => c"no_receive_wqe",
+            Self::StaleResponse => c"stale_response",
+            Self::Multicast => c"multicast",
+            Self::BadRecvWqe => c"bad_recv_wqe",
+            Self::InboxFull => c"inbox_full",
+            Self::AddressMismatch => c"address_mismatch",
+            Self::NoResponderResources => c"no_responder_resources",
+        }
+    }
+}
 
 /// One counter; the discriminant is its index in [`DESCS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,13 +7,15 @@ mod verbs;
 
 use crate::net::{
     NetDevice,
-    NetDeviceRef, //
+    NetDeviceRef,
+    NetnsTunnel, //
 };
 use crate::{
     ah::AhEntry,
     counters::{
         Counter,
-        Counters, //
+        Counters,
+        DropReason, //
     },
     ib::{
         AddressVector,
@@ -27,10 +29,6 @@ use crate::{
     mw::{
         MwState,
         MwTable, //
-    },
-    pipeline::{
-        DropReason,
-        Tunnels, //
     },
     table::SparseTable,
 };
@@ -77,7 +75,7 @@ pub(crate) struct RrxeDevice {
     /// Address vectors by `ah_num`, for UD sends.
     ah_table: Arc<SparseTable<AhEntry>>,
     /// The UDP port 4791 sockets of this device's network namespace (shared by its devices).
-    tunnels: Tunnels,
+    tunnels: NetnsTunnel,
     /// The bound netdev, held for the device's life: the data path uses it without the core's
     /// netdev lock (which is not interrupt-safe).
     ndev: NetDeviceRef,
@@ -88,7 +86,7 @@ impl RrxeDevice {
     pub(crate) fn new(
         guid: u64,
         running: bool,
-        tunnels: Tunnels,
+        tunnels: NetnsTunnel,
         ndev: NetDeviceRef,
     ) -> impl PinInit<Self, Error> {
         try_init!(Self {
@@ -161,7 +159,7 @@ impl RrxeDevice {
     }
 
     /// The device's share of its namespace's UDP tunnel sockets.
-    pub(crate) fn tunnels(&self) -> &Tunnels {
+    pub(crate) fn tunnels(&self) -> &NetnsTunnel {
         &self.tunnels
     }
 

@@ -16,10 +16,11 @@ use crate::{
         NetDeviceRef,
         NetdevEvent,
         NetdevEvents, //
+        NetnsTunnel,
     },
 };
 use crate::{
-    pipeline::Tunnels,
+    pipeline::open_tunnel,
     proto::hdr::ROCE_V2_UDP_PORT, //
 };
 use kernel::prelude::*;
@@ -102,8 +103,8 @@ fn add(name: &CStr, ndev: &NetDevice, link_type: &CStr) -> Result {
 
 /// The UDP port 4791 sockets of `ndev`'s network namespace: shared with the rrxe devices
 /// already there, else opened.
-fn shared_tunnel(ndev: &NetDevice) -> Result<Tunnels> {
-    Tunnels::open(ndev).inspect_err(|e| {
+fn shared_tunnel(ndev: &NetDevice) -> Result<NetnsTunnel> {
+    open_tunnel(ndev).inspect_err(|e| {
         pr_err!(
             "cannot open UDP port {} in the namespace of {}: {:?}\n",
             ROCE_V2_UDP_PORT,

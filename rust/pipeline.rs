@@ -61,82 +61,13 @@ use crate::{
 };
 use kernel::prelude::*;
 
+pub(crate) use crate::counters::DropReason;
 pub(crate) use recv::Receiver;
 pub(crate) use report::report;
-pub(crate) use tunnel::Tunnels;
+pub(crate) use tunnel::open_tunnel;
 
 /// Packets built per batch before they are sent.
 pub(crate) const OUTBOX: usize = 16;
-
-/// Why a received packet was dropped (each has a hardware counter, `drop_*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum DropReason {
-    /// Bad IP/UDP/BTH framing, lengths or headers.
-    Malformed,
-    /// The ICRC does not match.
-    BadIcrc,
-    /// No QP with the destination QP number.
-    UnknownQp,
-    /// The QP's state does not accept packets.
-    QpState,
-    /// The opcode does not belong to the QP's transport.
-    OpcodeForQpType,
-    /// The opcode breaks the message sequence (missing first or last packet).
-    OpcodeSequence,
-    /// The PSN is ahead of the expected one (a gap).
-    PsnOutOfWindow,
-    /// A duplicate request with nothing to replay.
-    Duplicate,
-    /// The Q_Key does not match the UD QP's.
-    BadQkey,
-    /// The payload does not fit the buffer or the announced length.
-    LengthError,
-    /// The rkey is unknown or lacks the access right.
-    BadRkey,
-    /// No receive WQE was posted (RNR).
-    NoReceiveWqe,
-    /// A response for nothing outstanding.
-    StaleResponse,
-    /// A multicast packet for a group no QP of the device is attached to.
-    Multicast,
-    /// The receive WQE the packet needed is malformed: it completes in error and the QP moves
-    /// to ERR.
-    BadRecvWqe,
-    /// The QP's inbox is full: packets arrive faster than the QP runs (a flood).
-    InboxFull,
-    /// An RC or UC packet whose IP source or destination is not that of the connection (the
-    /// QP's address vector): an off-path sender that guessed or learned the QPN.
-    AddressMismatch,
-    /// A READ or atomic request to a QP whose `max_dest_rd_atomic` is 0 (it keeps no
-    /// responder resources): an invalid request.
-    NoResponderResources,
-}
-
-impl DropReason {
-    /// The reason's name, as its counter (`drop_<name>`) and the tracepoint report it.
-    pub(crate) fn name(self) -> &'static CStr {
-        match self {
-            Self::Malformed => c"malformed",
-            Self::BadIcrc => c"bad_icrc",
-            Self::UnknownQp => c"unknown_qp",
-            Self::QpState => c"qp_state",
-            Self::OpcodeForQpType => c"opcode_for_qp_type",
-            Self::OpcodeSequence => c"opcode_sequence",
-            Self::PsnOutOfWindow => c"psn_out_of_window",
-            Self::Duplicate => c"duplicate",
-            Self::BadQkey => c"bad_qkey",
-            Self::LengthError => c"length_error",
-            Self::BadRkey => c"bad_rkey",
-            Self::NoReceiveWqe => c"no_receive_wqe",
-            Self::StaleResponse => c"stale_response",
-            Self::Multicast => c"multicast",
-            Self::BadRecvWqe => c"bad_recv_wqe",
-            Self::InboxFull => c"inbox_full",
-            Self::AddressMismatch => c"address_mismatch",
-            Self::NoResponderResources => c"no_responder_resources",
-        }
-    }
-}
 
 /// Counts a dropped packet and traces it (`rrxe:rrxe_drop`) with what is known of its BTH.
 pub(crate) fn drop_packet(dev: &Device<RrxeDevice>, reason: DropReason, bth: Option<&Bth>) {
@@ -287,12 +218,12 @@ pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
 /// CPU's backlog are received when it ends), and does nothing while its packets sent from
 /// another CPU are still in the stack ([`flow`]).
 fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
-    let bh = crate::module::tx_flow_bh_off().then(BhDisabled::new);
+    let bh = crate::params::tx_flow_bh_off().then(BhDisabled::new);
     let gate = &qp.pipe().gate;
     if !gate.enter() {
         return;
     }
-    let rules = crate::module::tx_flow_rules();
+    let rules = crate::params::tx_flow_rules();
     let cpu = bh.as_ref().map_or(0, |b| b.cpu());
     // One batch buffer for all passes of this run (emptied by each pass).
     let mut out = Outbox::new().ok();
@@ -455,11 +386,9 @@ fn handle(
 }
 
 /// The retransmission/RNR timer.
-pub(crate) const TIMER_RETRANSMIT: u32 = 0;
-
 impl TimerTarget for Qp<RrxeDevice> {
     fn timer_fired(this: ObjRef<Self>, id: u32) {
-        if id == TIMER_RETRANSMIT {
+        if id == state::TIMER_RETRANSMIT {
             this.pipe().send.lock().timer_fired = true;
         }
         kick(&this);

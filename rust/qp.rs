@@ -138,9 +138,6 @@ impl Drop for GsiClaim {
     }
 }
 
-/// The largest receive WQE: 40 bytes and 32 SGEs of 16.
-pub(crate) const MAX_RECV_SLOT: usize = 40 + 32 * 16;
-
 /// Why a modify failed, for the kernel log, then `EINVAL`.
 fn state_errno(qpn: u32, e: QpStateError) -> Error {
     pr_debug!("qp {}: modify refused: {:?}\n", qpn, e);

@@ -45,6 +45,7 @@ mod mcast;
 mod module;
 mod mr;
 mod mw;
+mod params;
 mod pipeline;
 mod qp;
 mod queue;

@@ -32,7 +32,6 @@ use crate::{
         },
         wqe_encode,
     },
-    qp::MAX_RECV_SLOT,
     queue::{
         ring_errno,
         KernelConsumedRing, //
@@ -193,7 +192,7 @@ impl RrxeSrq {
     pub(crate) fn post_recv(srq: &Srq<RrxeDevice>, wrs: &mut RecvWrChain<'_>) -> Result {
         for wr in wrs {
             let wr = wr?;
-            let mut slot = [0u8; MAX_RECV_SLOT];
+            let mut slot = [0u8; limits::MAX_RECV_SLOT];
             wqe_encode::encode_recv_wqe(&mut slot, wr.wr_id, wr.sges.as_slice(), srq.max_sge)
                 .map_err(|_| EINVAL)?;
             srq.state.lock().ring.push_local(&slot)?;

@@ -5,6 +5,7 @@
 //! spinlock, plus the run gate, the inbox of received packets and the retransmission timer.
 //! The receiver side's types are in [`recv`].
 
+pub(crate) mod odp;
 mod recv;
 
 pub(crate) use recv::{
@@ -29,6 +30,7 @@ use crate::{
     ib::{
         AddressVector,
         Qp,
+        QpAttr,
         RefTimer,
         RefWork, //
     },
@@ -42,6 +44,7 @@ use crate::{
             cmp_psn,
             Psn, //
         },
+        qp_state::QpState,
         retry::RetryCounter,
         seq::ReackPsn,
         wqe::{
@@ -298,6 +301,9 @@ impl SendState {
     }
 }
 
+/// The id of a QP's retransmission timer.
+pub(crate) const TIMER_RETRANSMIT: u32 = 0;
+
 /// The pipeline part of a QP.
 pub(crate) struct QpPipe {
     pub(crate) gate: RunGate,
@@ -309,7 +315,7 @@ pub(crate) struct QpPipe {
     /// (interrupts disabled) and for runs that used up their budget.
     pub(crate) kicker: Pin<KBox<RefWork<Qp<RrxeDevice>>>>,
     /// Waiting for page faults of on-demand-paging MRs.
-    pub(crate) odp: super::odp::OdpWait,
+    pub(crate) odp: odp::OdpWait,
     /// The packets in the network stack and where they were sent from.
     pub(crate) flow: super::flow::TxFlow,
     /// Uncounts the flow's last released packet once its CPU's receive softirq is over.
@@ -390,13 +396,59 @@ impl QpPipe {
             inbox: KBox::pin_init(SkbQueue::new(), GFP_KERNEL_ACCOUNT)?,
             send: KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?,
             recv: KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL_ACCOUNT)?,
-            timer: KBox::pin_init(RefTimer::new(super::TIMER_RETRANSMIT), GFP_KERNEL_ACCOUNT)?,
+            timer: KBox::pin_init(RefTimer::new(TIMER_RETRANSMIT), GFP_KERNEL_ACCOUNT)?,
             kicker: KBox::pin_init(RefWork::new(), GFP_KERNEL_ACCOUNT)?,
-            odp: super::odp::OdpWait::new()?,
+            odp: odp::OdpWait::new()?,
             flow: super::flow::TxFlow::new(),
             drain: KBox::pin_init(RefWork::new(), GFP_KERNEL_ACCOUNT)?,
             socket: TxSocket::new()?,
         })
+    }
+
+    /// Sets the pipeline up for a state change: the responder starts at `rq_psn` in RTR, the
+    /// requester at `sq_psn` in RTS; RESET and ERR forget everything in flight.
+    pub(crate) fn transition(&self, cur: QpState, next: QpState, a: &QpAttr) {
+        if next == QpState::Rtr && cur != QpState::Rtr {
+            let mut r = self.recv.lock();
+            r.epsn = Psn::new(a.rq_psn);
+            r.reack = ReackPsn::before(r.epsn);
+            r.msn = 0;
+            r.recv = None;
+            r.write = None;
+            r.read = None;
+            r.last_op = None;
+            r.nak_sent = false;
+            r.ack_due = None;
+        }
+        if next == QpState::Rts && matches!(cur, QpState::Rtr | QpState::Init) {
+            let mut s = self.send.lock();
+            s.start_at(Psn::new(a.sq_psn));
+        }
+        {
+            let mut s = self.send.lock();
+            s.retry_cnt = a.retry_cnt;
+            s.rnr_retry_cnt = a.rnr_retry;
+            s.retry = RetryCounter::new(a.retry_cnt);
+            s.rnr_retry = RetryCounter::new_rnr(a.rnr_retry);
+        }
+        if matches!(next, QpState::Reset | QpState::Err) {
+            let mut s = self.send.lock();
+            s.head = 0;
+            s.count = 0;
+            s.cur = None;
+            s.rd_outstanding = 0;
+            s.wait = SendWait::None;
+            drop(s);
+            let mut r = self.recv.lock();
+            if next == QpState::Reset {
+                r.recv = None;
+                r.direct_recv = None;
+            }
+            // In ERR, a receive WQE the responder took and did not finish is flushed by
+            // `flush_queues`, before the ring's.
+            r.write = None;
+            r.read = None;
+        }
     }
 }
 

@@ -15,19 +15,9 @@ use crate::{
 };
 use kernel::prelude::*;
 
-/// A device's share of the tunnel sockets of its network namespace.
-pub(crate) struct Tunnels(NetnsTunnel);
-
-impl Tunnels {
-    /// The sockets of the namespace of `ndev`, opened if no rrxe device there has them yet.
-    /// IPv4 must work; IPv6 is optional (a kernel or namespace without IPv6 only loses IPv6
-    /// GIDs). Process context.
-    pub(crate) fn open(ndev: &NetDevice) -> Result<Self> {
-        NetnsTunnel::get::<Receiver>(ndev, ROCE_V2_UDP_PORT).map(Self)
-    }
-
-    /// Whether the namespace has an IPv6 socket (IPv6 RoCE packets can be received).
-    pub(crate) fn has_ipv6(&self) -> bool {
-        self.0.has_ipv6()
-    }
+/// A device's share of the sockets of the namespace of `ndev`, opened if no rrxe device there
+/// has them yet, with the pipeline's receive path behind them. IPv4 must work; IPv6 is optional
+/// (a kernel or namespace without IPv6 only loses IPv6 GIDs). Process context.
+pub(crate) fn open_tunnel(ndev: &NetDevice) -> Result<NetnsTunnel> {
+    NetnsTunnel::get::<Receiver>(ndev, ROCE_V2_UDP_PORT)
 }

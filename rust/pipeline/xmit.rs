@@ -170,7 +170,7 @@ fn train_at(dev: &Device<RrxeDevice>, items: &[TxItem]) -> (usize, usize) {
             && it.src_port == first.src_port
             && !icrc::is_rc_flush(it.skb.data())
     };
-    if !crate::module::gso()
+    if !crate::params::gso()
         || !eligible(first)
         || is_local(dev, &first.av)
         || crate::mcast::is_multicast(&first.av.dgid)
@@ -245,7 +245,7 @@ fn write_icrc(skb: &mut SkBuff, l3: usize) -> Result {
     let udp: &[u8; 8] = hdrs[l3..].try_into().map_err(|_| EINVAL)?;
     let transport = &rest[..covered];
     // C rxe checks FLUSH requests against its own ICRC (see `icrc::rxe_flush_icrc_ipv4`).
-    let rxe_flush = icrc::is_rc_flush(transport) && crate::module::rxe_flush_icrc();
+    let rxe_flush = icrc::is_rc_flush(transport) && crate::params::rxe_flush_icrc();
     let crc = if l3 == 20 {
         let ip: &[u8; 20] = hdrs[..20].try_into().map_err(|_| EINVAL)?;
         if rxe_flush {

@@ -21,7 +21,6 @@ use crate::{
     limits,
     pipeline::state::{
         Resources,
-        SendWait,
         TakenRecv, //
     },
     proto::{
@@ -30,14 +29,11 @@ use crate::{
             self,
             WcOpcode, //
         },
-        psn::Psn,
         qp_attr,
         qp_state::{
             self,
             QpState, //
         },
-        retry::RetryCounter,
-        seq::ReackPsn,
     },
 };
 use kernel::prelude::*;
@@ -120,7 +116,7 @@ impl RrxeQp {
             // The old ring (and what it kept for duplicates) goes, as in C rxe.
             let _old = core::mem::replace(&mut qp.pipe.recv.lock().resources, r);
         }
-        Self::pipeline_transition(qp, cur, next, &applied);
+        qp.pipe.transition(cur, next, &applied);
         if next == QpState::Err && cur != QpState::Err {
             Self::flush(qp);
         }
@@ -145,7 +141,7 @@ impl RrxeQp {
             inner.attr.qp_state = QpState::Err.to_raw();
             (cur, inner.attr)
         };
-        Self::pipeline_transition(qp, attr.0, QpState::Err, &attr.1);
+        qp.pipe.transition(attr.0, QpState::Err, &attr.1);
         Self::flush(qp);
         qp.async_event(QpEvent::Fatal);
     }
@@ -213,53 +209,5 @@ impl RrxeQp {
     /// The pipeline found an error that ends the QP (a failed WQE or a fatal NAK).
     pub(crate) fn pipeline_fatal(qp: &Qp<RrxeDevice>) {
         Self::fatal(qp);
-    }
-
-    /// Sets the pipeline up for a state change: the responder starts at `rq_psn` in RTR, the
-    /// requester at `sq_psn` in RTS; RESET and ERR forget everything in flight.
-    // TODO(device-split): a method of the pipeline's state (Documentation/todo.rst).
-    fn pipeline_transition(qp: &Qp<RrxeDevice>, cur: QpState, next: QpState, a: &QpAttr) {
-        let p = &qp.pipe;
-        if next == QpState::Rtr && cur != QpState::Rtr {
-            let mut r = p.recv.lock();
-            r.epsn = Psn::new(a.rq_psn);
-            r.reack = ReackPsn::before(r.epsn);
-            r.msn = 0;
-            r.recv = None;
-            r.write = None;
-            r.read = None;
-            r.last_op = None;
-            r.nak_sent = false;
-            r.ack_due = None;
-        }
-        if next == QpState::Rts && matches!(cur, QpState::Rtr | QpState::Init) {
-            let mut s = p.send.lock();
-            s.start_at(Psn::new(a.sq_psn));
-        }
-        {
-            let mut s = p.send.lock();
-            s.retry_cnt = a.retry_cnt;
-            s.rnr_retry_cnt = a.rnr_retry;
-            s.retry = RetryCounter::new(a.retry_cnt);
-            s.rnr_retry = RetryCounter::new_rnr(a.rnr_retry);
-        }
-        if matches!(next, QpState::Reset | QpState::Err) {
-            let mut s = p.send.lock();
-            s.head = 0;
-            s.count = 0;
-            s.cur = None;
-            s.rd_outstanding = 0;
-            s.wait = SendWait::None;
-            drop(s);
-            let mut r = p.recv.lock();
-            if next == QpState::Reset {
-                r.recv = None;
-                r.direct_recv = None;
-            }
-            // In ERR, a receive WQE the responder took and did not finish is flushed by
-            // `flush_queues`, before the ring's.
-            r.write = None;
-            r.read = None;
-        }
     }
 }

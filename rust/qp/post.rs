@@ -5,10 +5,7 @@
 //! calls a completion handler inline (flush completions are pushed to the CQ, whose handler
 //! runs from the CQ's own deferred context).
 
-use super::{
-    RrxeQp,
-    MAX_RECV_SLOT, //
-};
+use super::RrxeQp;
 use crate::{
     cq::RrxeCq,
     device::RrxeDevice,
@@ -19,6 +16,7 @@ use crate::{
         SendWrChain, //
     },
     kernel_ext::eopnotsupp,
+    limits,
     mm::KernelConsumer,
     proto::{
         cqe::{
@@ -174,7 +172,7 @@ impl RrxeQp {
                 }
                 continue;
             }
-            let mut slot = [0u8; MAX_RECV_SLOT];
+            let mut slot = [0u8; limits::MAX_RECV_SLOT];
             wqe_encode::encode_recv_wqe(
                 &mut slot,
                 wr.wr_id,

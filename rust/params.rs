@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The module parameters (declared in the crate root's `module!`), read where they apply. Every
+//! read takes the value of the moment: the parameters are read-only after load
+//! (`/sys/module/rrxe/parameters`).
+
+/// Whether FLUSH requests carry C rxe's ICRC rather than the IBA's (module parameter
+/// `rxe_flush_icrc`; see `proto::icrc::rxe_flush_icrc_ipv4`).
+pub(crate) fn rxe_flush_icrc() -> bool {
+    *crate::module_parameters::rxe_flush_icrc.value() != 0
+}
+
+/// Whether `rdma link add ... type rxe` creates rrxe devices (module parameter `rxe_link`).
+pub(crate) fn rxe_link() -> bool {
+    *crate::module_parameters::rxe_link.value() != 0
+}
+
+/// Whether a QP's runs follow the transmit flow rules (bit 0 of module parameter `tx_flow`).
+pub(crate) fn tx_flow_rules() -> bool {
+    *crate::module_parameters::tx_flow.value() & 1 != 0
+}
+
+/// Whether a QP's run keeps softirqs disabled (bit 1 of module parameter `tx_flow`).
+pub(crate) fn tx_flow_bh_off() -> bool {
+    *crate::module_parameters::tx_flow.value() & 2 != 0
+}
+
+/// Whether runs of packets leave as UDP GSO trains (module parameter `gso`).
+pub(crate) fn gso() -> bool {
+    *crate::module_parameters::gso.value() != 0
+}
