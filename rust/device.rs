@@ -10,6 +10,7 @@ use crate::net::{
     NetDeviceRef,
     NetnsTunnel, //
 };
+use crate::sync::ObjRef;
 use crate::{
     ah::AhEntry,
     counters::{
@@ -20,7 +21,6 @@ use crate::{
     ib::{
         AddressVector,
         Mr,
-        ObjRef,
         Qp, //
     },
     index::IndexPool,

@@ -9,12 +9,12 @@
 //! The contract of `Documentation/infiniband/core_locking.rst` is encoded in the trait docs:
 //! callbacks documented as atomic must not sleep.
 
+mod ah;
 mod attr;
 mod counters;
 mod cq;
 mod device;
 mod link;
-mod live;
 mod mad;
 mod mmap;
 mod mr;
@@ -25,12 +25,14 @@ mod qp;
 mod res;
 mod srq;
 mod sysfs;
-mod timer;
 mod uabi;
 mod udata;
-mod work;
 mod wr;
 
+pub(crate) use ah::{
+    AddressVector,
+    NetworkType, //
+};
 pub(crate) use attr::{
     device_cap,
     AtomicCap,
@@ -58,15 +60,12 @@ pub(crate) use link::{
     LinkOps,
     LinkRegistration, //
 };
-pub(crate) use live::{
-    Counted,
-    ObjRef, //
-};
 pub(crate) use mad::PmaCounters;
 pub(crate) use mmap::MmapHandle;
 pub(crate) use mr::{
     Mr,
     MrKeys,
+    MwType,
     Umem, //
 };
 pub(crate) use odp::{
@@ -80,8 +79,6 @@ pub(crate) use ops::{
     ROCE_PORT_CAP_FLAGS, //
 };
 pub(crate) use qp::{
-    AddressVector,
-    NetworkType,
     Qp,
     QpAttr,
     QpCap,
@@ -91,24 +88,13 @@ pub(crate) use qp::{
 };
 pub(crate) use res::ResEntry;
 pub(crate) use srq::{
-    MwType,
     Srq,
     SrqAttr,
     SrqMask, //
 };
-pub(crate) use timer::{
-    RefTimer,
-    TimerTarget, //
-};
 pub(crate) use udata::{
     Caller,
     Udata, //
-};
-pub(crate) use work::{
-    RefWork,
-    Sleeping,
-    WorkKind,
-    WorkTarget, //
 };
 pub(crate) use wr::{
     QpHandle,

@@ -32,16 +32,18 @@ pub(crate) mod state;
 mod tunnel;
 mod xmit;
 
+use crate::sync::{
+    ObjRef,
+    TimerTarget,
+    WorkTarget, //
+};
 use crate::{
     counters::Counter,
     device::RrxeDevice,
     ib::{
         AddressVector,
         Device,
-        ObjRef,
-        Qp,
-        TimerTarget,
-        WorkTarget, //
+        Qp, //
     },
     kernel_ext::{
         trace_drop,

@@ -10,6 +10,7 @@
 mod modify;
 mod post;
 
+use crate::sync::ObjRef;
 use crate::{
     device::RrxeDevice,
     ib::Caller,
@@ -17,7 +18,6 @@ use crate::{
         CqRef,
         Device,
         MmapHandle,
-        ObjRef,
         Qp,
         QpAttr,
         QpCap,

@@ -8,20 +8,22 @@
 //! into the new ring outside it (up to 2^20 of them: not with interrupts off), then, under it,
 //! drops those consumed meanwhile and swaps the rings: a few index operations.
 
+use crate::sync::{
+    ObjRef,
+    RefWork,
+    Sleeping,
+    WorkTarget, //
+};
 use crate::{
     device::RrxeDevice,
     ib::{
         Device,
         MmapHandle,
-        ObjRef,
         RecvWrChain,
-        RefWork,
-        Sleeping,
         Srq,
         SrqAttr,
         SrqMask,
-        Udata,
-        WorkTarget, //
+        Udata, //
     },
     index::PoolIndex,
     limits,

@@ -1,10 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! An interrupt-safe spinlock (`spin_lock_irqsave`), which the kernel crate does not offer yet.
+//! Synchronisation the kernel crate does not offer yet: an interrupt-safe spinlock
+//! (`spin_lock_irqsave`), and references that keep an object alive while deferred work holds
+//! it ([`ObjRef`], counted by the object's [`Users`]: [`live`]), with the timer and work item
+//! built on them ([`RefTimer`], [`RefWork`]).
 //!
 //! CQ, QP and SRQ state is touched from process context (verbs), softirq (packet receive, CQ
 //! polling by `irq_poll`) and hard interrupt context (kernel consumers may post and poll from
 //! completion handlers), so their locks disable interrupts while held.
+
+mod live;
+mod timer;
+mod work;
+
+pub(crate) use live::{
+    Counted,
+    ObjRef,
+    Users, //
+};
+pub(crate) use timer::{
+    RefTimer,
+    TimerTarget, //
+};
+pub(crate) use work::{
+    RefWork,
+    Sleeping,
+    WorkKind,
+    WorkTarget, //
+};
 
 use crate::bindings;
 

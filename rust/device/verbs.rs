@@ -4,6 +4,7 @@
 //! the object it concerns (`RrxeQp`, `RrxeCq`, `RrxeMr`, ...). Nothing here holds state.
 
 use super::RrxeDevice;
+use crate::sync::ObjRef;
 use crate::{
     ah::RrxeAh,
     counters,
@@ -21,7 +22,6 @@ use crate::{
         Mtu,
         MwType,
         NotifyFlags,
-        ObjRef,
         PhysState,
         PmaCounters,
         PortAttr,

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Memory regions (`struct ib_mr`), allocated by the driver with its data as a Rust tail, and
-//! pinned user memory (`struct ib_umem`).
+//! Memory regions (`struct ib_mr`), allocated by the driver with its data as a Rust tail,
+//! pinned user memory (`struct ib_umem`), and memory windows (`struct ib_mw`).
 
 use super::{
-    live::{
-        Counted,
-        Users, //
+    object::{
+        MwKind,
+        Obj, //
     },
     DeviceOps, //
+};
+use crate::sync::{
+    Counted,
+    Users, //
 };
 use crate::{
     bindings,
@@ -30,7 +34,7 @@ use kernel::{
 #[repr(C)]
 pub(crate) struct Mr<T: DeviceOps> {
     ib: Opaque<bindings::ib_mr>,
-    /// Data-path references ([`super::ObjRef`]).
+    /// Data-path references ([`crate::sync::ObjRef`]).
     users: Users,
     data: T::Mr,
 }
@@ -234,5 +238,27 @@ impl Drop for Umem {
     fn drop(&mut self) {
         // SAFETY: By the invariant the umem is live and released only here.
         unsafe { bindings::ib_umem_release(self.umem.as_ptr()) };
+    }
+}
+
+/// A memory window: the C `struct ib_mw` at offset 0, then the driver data.
+pub(crate) type Mw<T> = Obj<T, MwKind>;
+
+/// Memory window types (`enum ib_mw_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MwType {
+    /// Type 1: bound with the bind verb, lives on the PD.
+    Type1,
+    /// Type 2: bound with a BIND_MW work request to a QP.
+    Type2,
+}
+
+impl MwType {
+    pub(super) fn from_raw(raw: u32) -> Option<Self> {
+        match raw {
+            bindings::ib_mw_type_IB_MW_TYPE_1 => Some(Self::Type1),
+            bindings::ib_mw_type_IB_MW_TYPE_2 => Some(Self::Type2),
+            _ => None,
+        }
     }
 }

@@ -8,14 +8,12 @@
 //! op (where the data is dropped). It refuses to destroy an object that others still use (a PD
 //! with QPs, a CQ or SRQ with QPs), so references between objects stay valid.
 
-use super::{
-    live::{
-        Counted,
-        Users, //
-    },
-    DeviceOps, //
-};
+use super::DeviceOps;
 use crate::bindings;
+use crate::sync::{
+    Counted,
+    Users, //
+};
 use core::marker::PhantomData;
 use kernel::types::Opaque;
 
@@ -36,7 +34,7 @@ pub(crate) trait ObjKind<T: DeviceOps> {
 #[repr(C)]
 pub(crate) struct Obj<T: DeviceOps, K: ObjKind<T>> {
     ib: Opaque<K::C>,
-    /// Data-path references ([`super::ObjRef`]); zeroed by ib_core's allocation.
+    /// Data-path references ([`crate::sync::ObjRef`]); zeroed by ib_core's allocation.
     users: Users,
     data: K::Data,
     _kind: PhantomData<fn() -> (T, K)>,

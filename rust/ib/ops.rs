@@ -4,6 +4,11 @@
 //! call it, collected into a `const` table.
 
 use super::{
+    ah::{
+        self,
+        AddressVector, //
+        Ah,
+    },
     attr::PORT_CM_SUP,
     counters::{
         self,
@@ -20,6 +25,8 @@ use super::{
     mr::{
         Mr,
         MrKeys,
+        Mw,
+        MwType,
         Umem, //
     },
     odp::{
@@ -29,7 +36,6 @@ use super::{
     },
     qp::{
         self,
-        AddressVector,
         Qp,
         QpAttr,
         QpInit,
@@ -37,9 +43,6 @@ use super::{
     },
     res::ResEntry,
     srq::{
-        Ah,
-        Mw,
-        MwType,
         Srq,
         SrqAttr,
         SrqMask, //
@@ -238,7 +241,7 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     ) -> Result<Self::Qp>;
 
     /// Called once the QP is created (its data in place), before any other op on it: the
-    /// driver may take [`super::ObjRef`]s to it from here on.
+    /// driver may take [`crate::sync::ObjRef`]s to it from here on.
     fn qp_created(_qp: &Qp<Self>) {}
 
     /// Called first when the QP is destroyed: the driver drops the references it holds, stops

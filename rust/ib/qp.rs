@@ -8,6 +8,7 @@
 //! names.
 
 use super::{
+    ah::AddressVector,
     cq::CqRef,
     object::{
         Obj,
@@ -125,7 +126,7 @@ pub(crate) struct QpInit<T: DeviceOps> {
     /// Receives come from a shared receive queue.
     pub(crate) has_srq: bool,
     /// The shared receive queue (ib_core keeps it until the QP is destroyed).
-    pub(crate) srq: Option<super::ObjRef<super::Srq<T>>>,
+    pub(crate) srq: Option<crate::sync::ObjRef<super::Srq<T>>>,
     /// `IB_QP_CREATE_*` flags; rrxe supports none.
     pub(crate) create_flags: u32,
     /// Completion queue of the send queue.
@@ -151,87 +152,9 @@ impl<T: DeviceOps> QpInit<T> {
             // SAFETY: A non-NULL SRQ is a created SRQ of this device that the core keeps (it
             // counts the QP as a user) at least until the QP is destroyed.
             srq: (!c.srq.is_null())
-                .then(|| super::ObjRef::new(unsafe { super::Srq::<T>::from_raw(c.srq) })),
+                .then(|| crate::sync::ObjRef::new(unsafe { super::Srq::<T>::from_raw(c.srq) })),
             create_flags: c.create_flags,
         }
-    }
-}
-
-/// Whether an address vector's GID is IPv4-mapped (RoCEv2 over IPv4) or IPv6.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum NetworkType {
-    /// RoCEv2 over IPv4.
-    #[default]
-    Ipv4,
-    /// RoCEv2 over IPv6.
-    Ipv6,
-}
-
-/// Where packets of a connected QP go: the RoCE address vector of `ah_attr`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct AddressVector {
-    /// Destination GID.
-    pub(crate) dgid: [u8; 16],
-    /// Source GID (the value of the GID table entry at `sgid_index`).
-    pub(crate) sgid: [u8; 16],
-    /// Source GID table index.
-    pub(crate) sgid_index: u8,
-    /// IPv6 flow label.
-    pub(crate) flow_label: u32,
-    /// IP TTL / hop limit.
-    pub(crate) hop_limit: u8,
-    /// IP traffic class (DSCP and ECN).
-    pub(crate) traffic_class: u8,
-    /// Service level.
-    pub(crate) sl: u8,
-    /// Destination MAC, resolved by the core.
-    pub(crate) dmac: [u8; 6],
-    /// IPv4 or IPv6, from the source GID.
-    pub(crate) network: NetworkType,
-}
-
-impl AddressVector {
-    /// Reads a RoCE `rdma_ah_attr`. Fails without a GRH or a resolved source GID.
-    fn from_c(c: &bindings::rdma_ah_attr) -> Result<Self> {
-        if u32::from(c.ah_flags) & bindings::ib_ah_flags_IB_AH_GRH == 0 {
-            return Err(EINVAL);
-        }
-        let grh = &c.grh;
-        // SAFETY: For RoCE the core resolved `sgid_attr` (a held GID entry) before calling the
-        // driver; it is valid for the duration of the call.
-        let sattr = unsafe { grh.sgid_attr.as_ref() }.ok_or(EINVAL)?;
-        // SAFETY: Both are plain 16-byte unions.
-        let (dgid, sgid) = unsafe { (grh.dgid.raw, sattr.gid.raw) };
-        let v4_mapped = sgid[..10].iter().all(|&b| b == 0) && sgid[10] == 0xff && sgid[11] == 0xff;
-        Ok(Self {
-            dgid,
-            sgid,
-            sgid_index: grh.sgid_index,
-            flow_label: grh.flow_label,
-            hop_limit: grh.hop_limit,
-            traffic_class: grh.traffic_class,
-            sl: c.sl,
-            // SAFETY: RoCE attributes use the `roce` member.
-            dmac: unsafe { c.__bindgen_anon_1.roce.dmac },
-            network: if v4_mapped {
-                NetworkType::Ipv4
-            } else {
-                NetworkType::Ipv6
-            },
-        })
-    }
-
-    fn write_to(&self, c: &mut bindings::rdma_ah_attr, port: u32) {
-        c.type_ = bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
-        c.ah_flags = bindings::ib_ah_flags_IB_AH_GRH as u8;
-        c.port_num = port;
-        c.sl = self.sl;
-        c.grh.dgid.raw = self.dgid;
-        c.grh.flow_label = self.flow_label;
-        c.grh.sgid_index = self.sgid_index;
-        c.grh.hop_limit = self.hop_limit;
-        c.grh.traffic_class = self.traffic_class;
-        c.__bindgen_anon_1.roce.dmac = self.dmac;
     }
 }
 
@@ -431,16 +354,6 @@ pub(crate) struct QpQuery {
     pub(crate) init_cap: QpCap,
     /// Every send WR generates a completion.
     pub(crate) sq_sig_all: bool,
-}
-
-/// Reads a RoCE address vector, for the AH trampolines in `ops.rs`.
-pub(super) fn av_from_c(c: &bindings::rdma_ah_attr) -> Result<AddressVector> {
-    AddressVector::from_c(c)
-}
-
-/// Writes an address vector, for the AH trampolines in `ops.rs`.
-pub(super) fn av_write(av: &AddressVector, c: &mut bindings::rdma_ah_attr, port: u32) {
-    av.write_to(c, port);
 }
 
 /// Converts the C view for the trampolines in `ops.rs`.

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Shared receive queues, address handles and memory windows: the C views of their attributes.
+//! Shared receive queues (`struct ib_srq`): the C views of their attributes, and the limit
+//! event.
 
 use super::object::{
-    AhKind,
-    MwKind,
     Obj,
     SrqKind, //
 };
@@ -12,12 +11,6 @@ use crate::bindings;
 
 /// A shared receive queue: the C `struct ib_srq` at offset 0, then the driver data.
 pub(crate) type Srq<T> = Obj<T, SrqKind>;
-
-/// An address handle: the C `struct ib_ah` at offset 0, then the driver data.
-pub(crate) type Ah<T> = Obj<T, AhKind>;
-
-/// A memory window: the C `struct ib_mw` at offset 0, then the driver data.
-pub(crate) type Mw<T> = Obj<T, MwKind>;
 
 impl<T: super::DeviceOps> Obj<T, SrqKind> {
     /// Reports `IB_EVENT_SRQ_LIMIT_REACHED` to the SRQ's consumer: calls its event handler.
@@ -89,24 +82,5 @@ impl SrqMask {
             max_wr: raw & max_wr != 0,
             limit: raw & limit != 0,
         })
-    }
-}
-
-/// Memory window types (`enum ib_mw_type`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MwType {
-    /// Type 1: bound with the bind verb, lives on the PD.
-    Type1,
-    /// Type 2: bound with a BIND_MW work request to a QP.
-    Type2,
-}
-
-impl MwType {
-    pub(super) fn from_raw(raw: u32) -> Option<Self> {
-        match raw {
-            bindings::ib_mw_type_IB_MW_TYPE_1 => Some(Self::Type1),
-            bindings::ib_mw_type_IB_MW_TYPE_2 => Some(Self::Type2),
-            _ => None,
-        }
     }
 }

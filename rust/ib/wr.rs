@@ -7,7 +7,7 @@
 //! are still range-checked before the driver uses them.
 
 use super::{
-    srq::Ah,
+    ah::Ah,
     DeviceOps,
     Mr, //
 };

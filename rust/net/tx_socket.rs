@@ -12,12 +12,10 @@
 //! C header: [`include/net/sock.h`](srctree/include/net/sock.h).
 
 use super::SkBuff;
-use crate::{
-    bindings,
-    ib::{
-        Counted,
-        ObjRef, //
-    },
+use crate::bindings;
+use crate::sync::{
+    Counted,
+    ObjRef, //
 };
 use core::{
     marker::PhantomData,

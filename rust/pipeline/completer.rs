@@ -15,14 +15,12 @@ use super::{
         Track, //
     },
 };
+use crate::sync::ObjRef;
 use crate::{
     counters::Counter,
     cq::RrxeCq,
     device::RrxeDevice,
-    ib::{
-        ObjRef,
-        Qp, //
-    },
+    ib::Qp,
     proto::{
         cqe::{
             self,

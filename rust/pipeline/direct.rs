@@ -17,6 +17,7 @@ use super::{
     },
     xmit,
 };
+use crate::sync::ObjRef;
 use crate::{
     counters::Counter,
     cq::RrxeCq,
@@ -24,7 +25,6 @@ use crate::{
     ib::{
         Device,
         Mr,
-        ObjRef,
         Qp, //
     },
     mm::copy_span,

@@ -27,14 +27,14 @@
 //! another CPU queues the drain on the parking CPU and waits for it. A buffer released
 //! otherwise (sent by a device, or dropped) has left and counts at once.
 
+use crate::sync::{
+    ObjRef,
+    WorkKind,
+    WorkTarget, //
+};
 use crate::{
     device::RrxeDevice,
-    ib::{
-        ObjRef,
-        Qp,
-        WorkKind,
-        WorkTarget, //
-    },
+    ib::Qp,
     net::{
         TxOwner,
         TxSocket, //

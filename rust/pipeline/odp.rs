@@ -25,14 +25,16 @@ pub(crate) use super::state::odp::{
     Access,
     Side, //
 };
+use crate::sync::{
+    ObjRef,
+    Sleeping,
+    WorkTarget, //
+};
 use crate::{
     device::RrxeDevice,
     ib::{
         Mr,
-        ObjRef,
-        Qp,
-        Sleeping,
-        WorkTarget, //
+        Qp, //
     },
 };
 use kernel::prelude::*;

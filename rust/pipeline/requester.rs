@@ -124,7 +124,7 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
         if let Some(us) = super::timeout_us(snap.timeout, 0) {
             st.progressed = false;
             drop(st);
-            pipe.timer.arm(&crate::ib::ObjRef::new(qp), us);
+            pipe.timer.arm(&crate::sync::ObjRef::new(qp), us);
         }
     }
     res

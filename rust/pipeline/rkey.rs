@@ -5,11 +5,11 @@
 //! bounds and owner QP are checked; and the invalidation of either kind of key.
 
 use super::state::Snapshot;
+use crate::sync::ObjRef;
 use crate::{
     device::RrxeDevice,
     ib::{
         Mr,
-        ObjRef,
         Qp, //
     },
     mr::{

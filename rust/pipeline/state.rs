@@ -25,14 +25,16 @@ use super::{
         SinkRef, //
     },
 };
+use crate::sync::{
+    RefTimer,
+    RefWork, //
+};
 use crate::{
     device::RrxeDevice,
     ib::{
         AddressVector,
         Qp,
-        QpAttr,
-        RefTimer,
-        RefWork, //
+        QpAttr, //
     },
     net::{
         SkbQueue,

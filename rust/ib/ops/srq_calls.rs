@@ -15,7 +15,7 @@ impl<T: DeviceOps> Adapter<T> {
     ) -> c_int {
         from_result(|| {
             // SAFETY: The core passes valid attributes with a resolved source GID.
-            let av = qp::av_from_c(unsafe { &*(*init).ah_attr })?;
+            let av = ah::av_from_c(unsafe { &*(*init).ah_attr })?;
             // SAFETY: NULL for kernel callers, else the udata of a user command.
             let mut udata = unsafe { Udata::from_raw(udata) };
             // SAFETY: The core set `device` to one of our devices.
@@ -42,7 +42,7 @@ impl<T: DeviceOps> Adapter<T> {
         // SAFETY: A created AH of ours.
         let av = T::ah_av(unsafe { Ah::<T>::from_raw(ibah) });
         // SAFETY: A valid output for this call.
-        qp::av_write(&av, unsafe { &mut *attr }, 1);
+        ah::av_write(&av, unsafe { &mut *attr }, 1);
         0
     }
 

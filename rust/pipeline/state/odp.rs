@@ -4,15 +4,17 @@
 //! and whether the last fault failed. How the pipeline parks and resumes is in
 //! `pipeline/odp.rs`.
 
+use crate::sync::{
+    ObjRef,
+    RefWork,
+    Sleeping, //
+};
 use crate::{
     counters::Counter,
     device::RrxeDevice,
     ib::{
         Mr,
-        ObjRef,
-        Qp,
-        RefWork,
-        Sleeping, //
+        Qp, //
     },
     new_spinlock_irq,
     sync::SpinLockIrq, //

@@ -31,7 +31,7 @@ impl Users {
     /// the data path for the length of one run or packet (the driver closes its timers and
     /// removes its table entries first), so this is short; a wait past 10 s is a bug and is
     /// reported every 10 s, so it cannot go unnoticed.
-    pub(super) fn wait_unused(&self) {
+    pub(crate) fn wait_unused(&self) {
         let mut waited = 0u32;
         loop {
             let n = self.0.load(Acquire);
