@@ -25,7 +25,7 @@ mod qp;
 mod res;
 mod srq;
 mod sysfs;
-mod uabi;
+pub(crate) mod uabi;
 mod udata;
 mod wr;
 
@@ -81,10 +81,12 @@ pub(crate) use ops::{
 pub(crate) use qp::{
     Qp,
     QpAttr,
+    QpAttrMask,
     QpCap,
     QpEvent,
     QpInit,
-    QpQuery, //
+    QpQuery,
+    QpType, //
 };
 pub(crate) use res::ResEntry;
 pub(crate) use srq::{
@@ -101,5 +103,7 @@ pub(crate) use wr::{
     RecvWrChain,
     SendWr,
     SendWrChain,
+    Sge,
     Wc, //
+    MAX_WR_SGE,
 };

@@ -13,8 +13,9 @@ mod post;
 use crate::sync::ObjRef;
 use crate::{
     device::RrxeDevice,
-    ib::Caller,
     ib::{
+        self,
+        Caller,
         CqRef,
         Device,
         MmapHandle,
@@ -176,11 +177,13 @@ impl RrxeQp {
             Caller::Kernel(k) => (None, Some(k)),
         };
         let qp_type = match init.qp_type {
-            Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
+            Some(ib::QpType::Rc) => QpType::Rc,
+            Some(ib::QpType::Uc) => QpType::Uc,
+            Some(ib::QpType::Ud) => QpType::Ud,
             // QP1, for the MAD layer (ib_mad creates it for each port).
-            Some(QpType::Gsi) if udata.is_none() => QpType::Gsi,
+            Some(ib::QpType::Gsi) if udata.is_none() => QpType::Gsi,
             // SMI (QP0) does not exist on RoCE.
-            Some(QpType::Gsi) | Some(QpType::Smi) | None => return Err(eopnotsupp()),
+            Some(ib::QpType::Gsi) | Some(ib::QpType::Smi) | None => return Err(eopnotsupp()),
         };
         if init.create_flags != 0 {
             return Err(eopnotsupp());

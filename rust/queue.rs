@@ -286,3 +286,24 @@ impl KernelProducedRing {
         new.buf.store_release(abi::HDR_PRODUCER, new.prod)
     }
 }
+
+// The layouts `proto::abi` encodes by hand against the target kernel's headers, field by field:
+// a kernel whose rxe user ABI differs fails the build.
+const _: () = {
+    use crate::ib::uabi;
+    assert!(uabi::QUEUE_LOG2_ELEM_SIZE == abi::HDR_LOG2_ELEM_SIZE);
+    assert!(uabi::QUEUE_INDEX_MASK == abi::HDR_INDEX_MASK);
+    assert!(uabi::QUEUE_PRODUCER == abi::HDR_PRODUCER);
+    assert!(uabi::QUEUE_CONSUMER == abi::HDR_CONSUMER);
+    assert!(uabi::QUEUE_DATA == abi::HDR_LEN);
+    assert!(uabi::SEND_WQE_SIZE == abi::SEND_WQE_HDR_LEN);
+    assert!(uabi::SEND_WQE_IOVA == abi::OFF_IOVA);
+    assert!(uabi::SEND_WQE_DMA_LENGTH == abi::OFF_DMA_LENGTH);
+    assert!(uabi::SEND_WQE_DMA_NUM_SGE == abi::OFF_DMA_NUM_SGE);
+    assert!(uabi::SEND_WR_OPCODE == abi::OFF_OPCODE);
+    assert!(uabi::SEND_WR_SEND_FLAGS == abi::OFF_SEND_FLAGS);
+    assert!(uabi::RECV_WQE_SIZE == abi::RECV_WQE_HDR_LEN);
+    assert!(uabi::RECV_WQE_DMA_NUM_SGE == abi::OFF_RECV_DMA_NUM_SGE);
+    assert!(uabi::SGE_SIZE == abi::SGE_LEN);
+    assert!(uabi::CQE_SIZE == abi::CQE_LEN);
+};

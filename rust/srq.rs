@@ -23,7 +23,8 @@ use crate::{
         Srq,
         SrqAttr,
         SrqMask,
-        Udata, //
+        Udata,
+        MAX_WR_SGE, //
     },
     index::PoolIndex,
     limits,
@@ -32,6 +33,7 @@ use crate::{
             self,
             RingGeometry, //
         },
+        wqe::Sge,
         wqe_encode,
     },
     queue::{
@@ -195,7 +197,9 @@ impl RrxeSrq {
         for wr in wrs {
             let wr = wr?;
             let mut slot = [0u8; limits::MAX_RECV_SLOT];
-            wqe_encode::encode_recv_wqe(&mut slot, wr.wr_id, wr.sges.as_slice(), srq.max_sge)
+            let mut sges = [Sge::default(); MAX_WR_SGE];
+            let sges = wr.sges.convert(&mut sges);
+            wqe_encode::encode_recv_wqe(&mut slot, wr.wr_id, sges, srq.max_sge)
                 .map_err(|_| EINVAL)?;
             srq.state.lock().ring.push_local(&slot)?;
         }

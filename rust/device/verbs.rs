@@ -30,6 +30,7 @@ use crate::{
         PrefetchRange,
         Qp,
         QpAttr,
+        QpAttrMask,
         QpInit,
         QpQuery,
         RecvWrChain,
@@ -48,7 +49,6 @@ use crate::{
     mm::KernelConsumer,
     mr::RrxeMr,
     mw::RrxeMw,
-    proto::attr_mask::AttrMask,
     qp::RrxeQp,
     srq::RrxeSrq,
 };
@@ -251,7 +251,7 @@ impl ib::DeviceOps for RrxeDevice {
         qp.qpn()
     }
 
-    fn modify_qp(qp: &Qp<Self>, attr: &QpAttr, mask: AttrMask) -> Result {
+    fn modify_qp(qp: &Qp<Self>, attr: &QpAttr, mask: QpAttrMask) -> Result {
         RrxeQp::modify(qp, attr, mask)
     }
 

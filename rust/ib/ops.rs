@@ -38,6 +38,7 @@ use super::{
         self,
         Qp,
         QpAttr,
+        QpAttrMask,
         QpInit,
         QpQuery, //
     },
@@ -64,8 +65,7 @@ use super::{
 use crate::{
     bindings,
     kernel_ext::eopnotsupp,
-    mm::KernelConsumer,
-    proto::attr_mask::AttrMask, //
+    mm::KernelConsumer, //
 };
 use core::marker::PhantomData;
 use kernel::{
@@ -267,7 +267,7 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     fn qp_num(qp: &Self::Qp) -> u32;
 
     /// Applies the attributes `mask` names; the QP is unchanged on failure.
-    fn modify_qp(qp: &Qp<Self>, attr: &QpAttr, mask: AttrMask) -> Result;
+    fn modify_qp(qp: &Qp<Self>, attr: &QpAttr, mask: QpAttrMask) -> Result;
 
     /// The current attributes.
     fn query_qp(qp: &Qp<Self>) -> QpQuery;

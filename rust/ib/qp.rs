@@ -16,13 +16,7 @@ use super::{
     },
     DeviceOps, //
 };
-use crate::{
-    bindings,
-    proto::{
-        attr_mask::AttrMask,
-        qp_state::QpType, //
-    },
-};
+use crate::bindings;
 use kernel::prelude::*;
 
 /// A queue pair: the C `struct ib_qp` at offset 0, then the driver data.
@@ -112,6 +106,98 @@ impl QpCap {
         c.max_send_sge = self.max_send_sge;
         c.max_recv_sge = self.max_recv_sge;
         c.max_inline_data = self.max_inline_data;
+    }
+}
+
+kernel::impl_flags!(
+    /// The attributes a `modify_qp` names (`enum ib_qp_attr_mask`). Bits without a
+    /// [`QpAttrFlag`] are kept, so the driver can refuse what it does not know.
+    #[derive(Debug, Clone, Default, Copy, PartialEq, Eq)]
+    pub(crate) struct QpAttrMask(u32);
+
+    /// One attribute of a [`QpAttrMask`].
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum QpAttrFlag {
+        /// `IB_QP_STATE`.
+        State = bindings::ib_qp_attr_mask_IB_QP_STATE,
+        /// `IB_QP_CUR_STATE`.
+        CurState = bindings::ib_qp_attr_mask_IB_QP_CUR_STATE,
+        /// `IB_QP_EN_SQD_ASYNC_NOTIFY`.
+        EnSqdAsyncNotify = bindings::ib_qp_attr_mask_IB_QP_EN_SQD_ASYNC_NOTIFY,
+        /// `IB_QP_ACCESS_FLAGS`.
+        AccessFlags = bindings::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS,
+        /// `IB_QP_PKEY_INDEX`.
+        PkeyIndex = bindings::ib_qp_attr_mask_IB_QP_PKEY_INDEX,
+        /// `IB_QP_PORT`.
+        Port = bindings::ib_qp_attr_mask_IB_QP_PORT,
+        /// `IB_QP_QKEY`.
+        Qkey = bindings::ib_qp_attr_mask_IB_QP_QKEY,
+        /// `IB_QP_AV`.
+        Av = bindings::ib_qp_attr_mask_IB_QP_AV,
+        /// `IB_QP_PATH_MTU`.
+        PathMtu = bindings::ib_qp_attr_mask_IB_QP_PATH_MTU,
+        /// `IB_QP_TIMEOUT`.
+        Timeout = bindings::ib_qp_attr_mask_IB_QP_TIMEOUT,
+        /// `IB_QP_RETRY_CNT`.
+        RetryCnt = bindings::ib_qp_attr_mask_IB_QP_RETRY_CNT,
+        /// `IB_QP_RNR_RETRY`.
+        RnrRetry = bindings::ib_qp_attr_mask_IB_QP_RNR_RETRY,
+        /// `IB_QP_RQ_PSN`.
+        RqPsn = bindings::ib_qp_attr_mask_IB_QP_RQ_PSN,
+        /// `IB_QP_MAX_QP_RD_ATOMIC`.
+        MaxQpRdAtomic = bindings::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC,
+        /// `IB_QP_ALT_PATH`.
+        AltPath = bindings::ib_qp_attr_mask_IB_QP_ALT_PATH,
+        /// `IB_QP_MIN_RNR_TIMER`.
+        MinRnrTimer = bindings::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER,
+        /// `IB_QP_SQ_PSN`.
+        SqPsn = bindings::ib_qp_attr_mask_IB_QP_SQ_PSN,
+        /// `IB_QP_MAX_DEST_RD_ATOMIC`.
+        MaxDestRdAtomic = bindings::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC,
+        /// `IB_QP_PATH_MIG_STATE`.
+        PathMigState = bindings::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE,
+        /// `IB_QP_CAP`.
+        Cap = bindings::ib_qp_attr_mask_IB_QP_CAP,
+        /// `IB_QP_DEST_QPN`.
+        DestQpn = bindings::ib_qp_attr_mask_IB_QP_DEST_QPN,
+        /// `IB_QP_RATE_LIMIT`.
+        RateLimit = bindings::ib_qp_attr_mask_IB_QP_RATE_LIMIT,
+    }
+);
+
+impl QpAttrMask {
+    /// The mask ib_core passed.
+    fn from_raw(raw: u32) -> Self {
+        Self(raw)
+    }
+}
+
+/// The transport service of a QP (`enum ib_qp_type`), for the types a RoCE device can have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QpType {
+    /// QP0 (`IB_QPT_SMI`), which RoCE has not.
+    Smi,
+    /// QP1 (`IB_QPT_GSI`), the UD QP of management datagrams.
+    Gsi,
+    /// Reliable connected (`IB_QPT_RC`).
+    Rc,
+    /// Unreliable connected (`IB_QPT_UC`).
+    Uc,
+    /// Unreliable datagram (`IB_QPT_UD`).
+    Ud,
+}
+
+impl QpType {
+    /// The type of `enum ib_qp_type` value `raw`; `None` for raw packet, XRC and driver types.
+    fn from_raw(raw: u32) -> Option<Self> {
+        match raw {
+            bindings::ib_qp_type_IB_QPT_SMI => Some(Self::Smi),
+            bindings::ib_qp_type_IB_QPT_GSI => Some(Self::Gsi),
+            bindings::ib_qp_type_IB_QPT_RC => Some(Self::Rc),
+            bindings::ib_qp_type_IB_QPT_UC => Some(Self::Uc),
+            bindings::ib_qp_type_IB_QPT_UD => Some(Self::Ud),
+            _ => None,
+        }
     }
 }
 
@@ -206,115 +292,115 @@ pub(crate) struct QpAttr {
 
 impl QpAttr {
     /// Reads the fields of `c` that `mask` names.
-    fn from_c(c: &bindings::ib_qp_attr, mask: AttrMask) -> Result<Self> {
+    fn from_c(c: &bindings::ib_qp_attr, mask: QpAttrMask) -> Result<Self> {
         let mut a = Self::default();
         let has = |m| mask.contains(m);
-        if has(AttrMask::STATE) {
+        if has(QpAttrFlag::State) {
             a.qp_state = c.qp_state;
         }
-        if has(AttrMask::CUR_STATE) {
+        if has(QpAttrFlag::CurState) {
             a.cur_qp_state = c.cur_qp_state;
         }
-        if has(AttrMask::PATH_MTU) {
+        if has(QpAttrFlag::PathMtu) {
             a.path_mtu = c.path_mtu;
         }
-        if has(AttrMask::QKEY) {
+        if has(QpAttrFlag::Qkey) {
             a.qkey = c.qkey;
         }
-        if has(AttrMask::RQ_PSN) {
+        if has(QpAttrFlag::RqPsn) {
             a.rq_psn = c.rq_psn;
         }
-        if has(AttrMask::SQ_PSN) {
+        if has(QpAttrFlag::SqPsn) {
             a.sq_psn = c.sq_psn;
         }
-        if has(AttrMask::DEST_QPN) {
+        if has(QpAttrFlag::DestQpn) {
             a.dest_qp_num = c.dest_qp_num;
         }
-        if has(AttrMask::ACCESS_FLAGS) {
+        if has(QpAttrFlag::AccessFlags) {
             a.qp_access_flags = u32::try_from(c.qp_access_flags).map_err(|_| EINVAL)?;
         }
-        if has(AttrMask::AV) {
+        if has(QpAttrFlag::Av) {
             a.av = AddressVector::from_c(&c.ah_attr)?;
         }
-        if has(AttrMask::PKEY_INDEX) {
+        if has(QpAttrFlag::PkeyIndex) {
             a.pkey_index = c.pkey_index;
         }
-        if has(AttrMask::EN_SQD_ASYNC_NOTIFY) {
+        if has(QpAttrFlag::EnSqdAsyncNotify) {
             a.en_sqd_async_notify = c.en_sqd_async_notify != 0;
         }
-        if has(AttrMask::MAX_QP_RD_ATOMIC) {
+        if has(QpAttrFlag::MaxQpRdAtomic) {
             a.max_rd_atomic = c.max_rd_atomic;
         }
-        if has(AttrMask::MAX_DEST_RD_ATOMIC) {
+        if has(QpAttrFlag::MaxDestRdAtomic) {
             a.max_dest_rd_atomic = c.max_dest_rd_atomic;
         }
-        if has(AttrMask::MIN_RNR_TIMER) {
+        if has(QpAttrFlag::MinRnrTimer) {
             a.min_rnr_timer = c.min_rnr_timer;
         }
-        if has(AttrMask::PORT) {
+        if has(QpAttrFlag::Port) {
             a.port_num = c.port_num;
         }
-        if has(AttrMask::TIMEOUT) {
+        if has(QpAttrFlag::Timeout) {
             a.timeout = c.timeout;
         }
-        if has(AttrMask::RETRY_CNT) {
+        if has(QpAttrFlag::RetryCnt) {
             a.retry_cnt = c.retry_cnt;
         }
-        if has(AttrMask::RNR_RETRY) {
+        if has(QpAttrFlag::RnrRetry) {
             a.rnr_retry = c.rnr_retry;
         }
         Ok(a)
     }
 
     /// Copies the fields `mask` names from `a` (a modify that passed its checks).
-    pub(crate) fn apply(&mut self, a: &QpAttr, mask: AttrMask) {
+    pub(crate) fn apply(&mut self, a: &QpAttr, mask: QpAttrMask) {
         let has = |m| mask.contains(m);
-        if has(AttrMask::PATH_MTU) {
+        if has(QpAttrFlag::PathMtu) {
             self.path_mtu = a.path_mtu;
         }
-        if has(AttrMask::QKEY) {
+        if has(QpAttrFlag::Qkey) {
             self.qkey = a.qkey;
         }
-        if has(AttrMask::RQ_PSN) {
+        if has(QpAttrFlag::RqPsn) {
             self.rq_psn = a.rq_psn;
         }
-        if has(AttrMask::SQ_PSN) {
+        if has(QpAttrFlag::SqPsn) {
             self.sq_psn = a.sq_psn;
         }
-        if has(AttrMask::DEST_QPN) {
+        if has(QpAttrFlag::DestQpn) {
             self.dest_qp_num = a.dest_qp_num;
         }
-        if has(AttrMask::ACCESS_FLAGS) {
+        if has(QpAttrFlag::AccessFlags) {
             self.qp_access_flags = a.qp_access_flags;
         }
-        if has(AttrMask::AV) {
+        if has(QpAttrFlag::Av) {
             self.av = a.av;
         }
-        if has(AttrMask::PKEY_INDEX) {
+        if has(QpAttrFlag::PkeyIndex) {
             self.pkey_index = a.pkey_index;
         }
-        if has(AttrMask::EN_SQD_ASYNC_NOTIFY) {
+        if has(QpAttrFlag::EnSqdAsyncNotify) {
             self.en_sqd_async_notify = a.en_sqd_async_notify;
         }
-        if has(AttrMask::MAX_QP_RD_ATOMIC) {
+        if has(QpAttrFlag::MaxQpRdAtomic) {
             self.max_rd_atomic = a.max_rd_atomic;
         }
-        if has(AttrMask::MAX_DEST_RD_ATOMIC) {
+        if has(QpAttrFlag::MaxDestRdAtomic) {
             self.max_dest_rd_atomic = a.max_dest_rd_atomic;
         }
-        if has(AttrMask::MIN_RNR_TIMER) {
+        if has(QpAttrFlag::MinRnrTimer) {
             self.min_rnr_timer = a.min_rnr_timer;
         }
-        if has(AttrMask::PORT) {
+        if has(QpAttrFlag::Port) {
             self.port_num = a.port_num;
         }
-        if has(AttrMask::TIMEOUT) {
+        if has(QpAttrFlag::Timeout) {
             self.timeout = a.timeout;
         }
-        if has(AttrMask::RETRY_CNT) {
+        if has(QpAttrFlag::RetryCnt) {
             self.retry_cnt = a.retry_cnt;
         }
-        if has(AttrMask::RNR_RETRY) {
+        if has(QpAttrFlag::RnrRetry) {
             self.rnr_retry = a.rnr_retry;
         }
     }
@@ -366,8 +452,13 @@ pub(super) unsafe fn init_from_c<T: DeviceOps>(c: &bindings::ib_qp_init_attr) ->
     unsafe { QpInit::from_c(c) }
 }
 
+/// The mask of a `modify_qp`, for the trampolines in `ops.rs`.
+pub(super) fn attr_mask_from_c(raw: u32) -> QpAttrMask {
+    QpAttrMask::from_raw(raw)
+}
+
 /// Converts the C view for the trampolines in `ops.rs`.
-pub(super) fn attr_from_c(c: &bindings::ib_qp_attr, mask: AttrMask) -> Result<QpAttr> {
+pub(super) fn attr_from_c(c: &bindings::ib_qp_attr, mask: QpAttrMask) -> Result<QpAttr> {
     QpAttr::from_c(c, mask)
 }
 

@@ -11,10 +11,7 @@ use super::{
     DeviceOps,
     Mr, //
 };
-use crate::{
-    bindings,
-    proto::wqe::Sge, //
-};
+use crate::bindings;
 use core::marker::PhantomData;
 use kernel::prelude::*;
 
@@ -116,6 +113,17 @@ impl Wc {
     }
 }
 
+/// A scatter/gather entry of a kernel work request (`struct ib_sge`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sge {
+    /// Local virtual (or DMA) address.
+    pub(crate) addr: u64,
+    /// Length in bytes.
+    pub(crate) length: u32,
+    /// Local key of the memory region.
+    pub(crate) lkey: u32,
+}
+
 /// One kernel work request's scatter/gather list, copied.
 pub(crate) struct SgeList {
     sges: [Sge; MAX_WR_SGE],
@@ -152,6 +160,14 @@ impl SgeList {
     /// The entries.
     pub(crate) fn as_slice(&self) -> &[Sge] {
         &self.sges[..self.len]
+    }
+
+    /// The entries converted to the driver's own SGE type, in `buf`.
+    pub(crate) fn convert<'a, S: From<Sge>>(&self, buf: &'a mut [S; MAX_WR_SGE]) -> &'a [S] {
+        for (out, sge) in buf.iter_mut().zip(self.as_slice()) {
+            *out = S::from(*sge);
+        }
+        &buf[..self.len]
     }
 }
 

@@ -5,8 +5,8 @@
 //! rxe_send_wqe`, `struct rxe_recv_wqe`, `struct rxe_sge`) and of the completions (`struct
 //! ib_uverbs_wc`), with the limits rxe sizes them by. The values are those of
 //! `include/uapi/rdma/rdma_user_rxe.h` and `ib_user_verbs.h`; the module checks them against
-//! the kernel's own headers at build time (`ib/uabi.rs`). Native endian: rrxe supports only
-//! little-endian targets. [`super::ring`], [`super::wqe`], [`super::wqe_encode`] and
+//! the kernel's own headers at build time (`queue.rs`, against `ib/uabi.rs`). Native endian:
+//! rrxe supports only little-endian targets. [`super::ring`], [`super::wqe`], [`super::wqe_encode`] and
 //! [`super::cqe`] read and write these layouts.
 
 // The ring header. Slot zero follows it.

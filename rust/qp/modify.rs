@@ -15,6 +15,7 @@ use crate::{
     ib::{
         Qp,
         QpAttr,
+        QpAttrMask,
         QpEvent, //
     },
     kernel_ext::eopnotsupp,
@@ -83,8 +84,9 @@ impl RrxeQp {
 
     /// Modify QP: resolves and checks the transition and the attribute values, then applies
     /// them; on any error nothing changes.
-    pub(crate) fn modify(qp: &Qp<RrxeDevice>, a: &QpAttr, mask: AttrMask) -> Result {
+    pub(crate) fn modify(qp: &Qp<RrxeDevice>, a: &QpAttr, attrs: QpAttrMask) -> Result {
         let qpn = qp.qpn();
+        let mask = AttrMask::from_bits(attrs.into());
         if !mask.unsupported().is_empty() {
             return Err(eopnotsupp());
         }
@@ -104,7 +106,7 @@ impl RrxeQp {
         qp_state::check_transition(cur, next, qp.qp_type, mask).map_err(|e| state_errno(qpn, e))?;
         qp_state::check_sq_drain(cur, next, mask, inner.attr.sq_draining)
             .map_err(|e| state_errno(qpn, e))?;
-        inner.attr.apply(a, mask);
+        inner.attr.apply(a, attrs);
         // PSNs are 24-bit on the wire.
         inner.attr.sq_psn &= 0xff_ffff;
         inner.attr.rq_psn &= 0xff_ffff;

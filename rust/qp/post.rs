@@ -10,10 +10,12 @@ use crate::{
     cq::RrxeCq,
     device::RrxeDevice,
     ib::{
+        self,
         Qp,
         RecvWrChain,
         SendWr,
-        SendWrChain, //
+        SendWrChain,
+        MAX_WR_SGE, //
     },
     kernel_ext::eopnotsupp,
     limits,
@@ -26,6 +28,7 @@ use crate::{
         qp_state::QpState,
         wqe::{
             SendFlags,
+            Sge,
             WrDetail,
             WrOpcode, //
         },
@@ -123,6 +126,7 @@ impl RrxeQp {
         };
         // Inline data is copied now: the consumer may reuse its buffer once this returns.
         let mut inline = [0u8; crate::proto::abi::MAX_INLINE_DATA as usize];
+        let mut sges = [Sge::default(); MAX_WR_SGE];
         let data = if wr.send_flags & SendFlags::INLINE != 0 {
             let mut dst = crate::mm::Fill::from_slice(&mut inline);
             for sge in wr.sges.as_slice() {
@@ -131,7 +135,7 @@ impl RrxeQp {
             let len = dst.written();
             SendData::Inline(&inline[..len])
         } else {
-            SendData::Sges(wr.sges.as_slice())
+            SendData::Sges(wr.sges.convert(&mut sges))
         };
         let s = KernelSend {
             wr_id: wr.wr_id,
@@ -173,10 +177,11 @@ impl RrxeQp {
                 continue;
             }
             let mut slot = [0u8; limits::MAX_RECV_SLOT];
+            let mut sges = [Sge::default(); MAX_WR_SGE];
             wqe_encode::encode_recv_wqe(
                 &mut slot,
                 wr.wr_id,
-                wr.sges.as_slice(),
+                wr.sges.convert(&mut sges),
                 qp.cap.max_recv_sge,
             )
             .map_err(|_| EINVAL)?;
@@ -201,5 +206,15 @@ impl RrxeQp {
         // error and moves the QP to ERR.
         crate::pipeline::kick(qp);
         Ok(())
+    }
+}
+
+impl From<ib::Sge> for Sge {
+    fn from(s: ib::Sge) -> Self {
+        Self {
+            addr: s.addr,
+            length: s.length,
+            lkey: s.lkey,
+        }
     }
 }

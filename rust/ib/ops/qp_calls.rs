@@ -46,7 +46,7 @@ impl<T: DeviceOps> Adapter<T> {
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         from_result(|| {
-            let mask = AttrMask::from_bits(u32::try_from(mask).map_err(|_| EINVAL)?);
+            let mask = qp::attr_mask_from_c(u32::try_from(mask).map_err(|_| EINVAL)?);
             // SAFETY: The core passes valid attributes for this call.
             let a = qp::attr_from_c(unsafe { &*attr }, mask)?;
             // SAFETY: A created QP of ours.
