@@ -40,7 +40,8 @@ pub(crate) use attr::{
     Mtu,
     PhysState,
     PortAttr,
-    PortState, //
+    PortState,
+    PORT_CM_SUP, //
 };
 pub(crate) use counters::StatDesc;
 pub(crate) use cq::{
@@ -54,7 +55,9 @@ pub(crate) use device::{
     Device,
     DeviceRef,
     Driver,
-    PortEvent, //
+    DriverId,
+    PortEvent,
+    WriteCmd, //
 };
 pub(crate) use link::{
     LinkOps,
@@ -74,10 +77,7 @@ pub(crate) use odp::{
     UmemOdp, //
     MAX_FAULT_BYTES,
 };
-pub(crate) use ops::{
-    DeviceOps,
-    ROCE_PORT_CAP_FLAGS, //
-};
+pub(crate) use ops::DeviceOps;
 pub(crate) use qp::{
     Qp,
     QpAttr,

@@ -60,6 +60,12 @@ use kernel::{
 #[vtable]
 impl ib::DeviceOps for RrxeDevice {
     const NODE_DESC: &'static CStr = c"rrxe";
+    // The stock rdma-core rxe provider drives rrxe devices unmodified: rxe's driver id and
+    // uverbs ABI, and the two write() commands librxe rings its send doorbell and arms CQs with.
+    const DRIVER_ID: ib::DriverId = ib::DriverId::Rxe;
+    const UVERBS_ABI_VER: u32 = 2;
+    const WRITE_CMDS: &'static [ib::WriteCmd] =
+        &[ib::WriteCmd::PostSend, ib::WriteCmd::ReqNotifyCq];
 
     fn device_attr(dev: &Device<Self>) -> DeviceAttr {
         limits::device_attr(dev.guid.load(Relaxed))
@@ -90,7 +96,7 @@ impl ib::DeviceOps for RrxeDevice {
             active_mtu: limits::active_mtu(mtu),
             gid_tbl_len: limits::GID_TABLE_LEN,
             pkey_tbl_len: 1,
-            port_cap_flags: ib::ROCE_PORT_CAP_FLAGS,
+            port_cap_flags: ib::PORT_CM_SUP,
             max_msg_sz: crate::proto::abi::MAX_MSG_SIZE,
         })
     }

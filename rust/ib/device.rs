@@ -26,9 +26,40 @@ use kernel::{
     types::Opaque, //
 };
 
-/// The driver ID rrxe registers with (`RDMA_DRIVER_RXE`), so the stock librxe provider binds.
-// TODO(ib-core): an associated constant of the driver's trait (Documentation/todo.rst).
-pub(super) const DRIVER_ID: bindings::rdma_driver_id = bindings::rdma_driver_id_RDMA_DRIVER_RXE;
+/// The user-space provider a device is for (`enum rdma_driver_id`): libibverbs binds the
+/// provider of that id to the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DriverId {
+    /// librxe, the provider of the soft-RoCE driver (`RDMA_DRIVER_RXE`).
+    Rxe,
+}
+
+impl DriverId {
+    pub(super) const fn to_raw(self) -> bindings::rdma_driver_id {
+        match self {
+            Self::Rxe => bindings::rdma_driver_id_RDMA_DRIVER_RXE,
+        }
+    }
+}
+
+/// A legacy `write()` command of uverbs that ib_core does not enable by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WriteCmd {
+    /// `IB_USER_VERBS_CMD_POST_SEND`.
+    PostSend,
+    /// `IB_USER_VERBS_CMD_REQ_NOTIFY_CQ`.
+    ReqNotifyCq,
+}
+
+impl WriteCmd {
+    fn bit(self) -> u64 {
+        let cmd = match self {
+            Self::PostSend => bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND,
+            Self::ReqNotifyCq => bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ,
+        };
+        1u64 << cmd
+    }
+}
 
 /// An RDMA device: the C `struct ib_device` at offset 0, then the driver data `T`.
 ///
@@ -110,11 +141,9 @@ impl<T: DeviceOps> Device<T> {
             // device: removing the NIC unregisters the netdev, whose unregistration waits for
             // the references this device holds until it is unregistered itself.
             dev.__bindgen_anon_1.dev.parent = bindings::rrxe_helper_netdev_parent(ndev.as_raw());
-            // The stock librxe rings its send doorbell and arms CQs through these two write()
-            // commands, which ib_core does not enable by default.
-            dev.uverbs_cmd_mask |= (1u64
-                << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
-                | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+            for cmd in T::WRITE_CMDS {
+                dev.uverbs_cmd_mask |= cmd.bit();
+            }
             let desc = T::NODE_DESC.to_bytes();
             let n = desc.len().min(dev.node_desc.len() - 1);
             for (d, s) in dev.node_desc.iter_mut().zip(&desc[..n]) {
@@ -148,10 +177,10 @@ impl<T: DeviceOps> Device<T> {
         Ok(())
     }
 
-    /// Finds the registered rrxe device bound to `ndev`, taking a registration reference.
+    /// Finds the registered device of this driver bound to `ndev`, taking a registration reference.
     pub(crate) fn get_by_netdev(ndev: &NetDevice) -> Option<DeviceRef<T>> {
         // SAFETY: `ndev` is valid.
-        let ib = unsafe { bindings::ib_device_get_by_netdev(ndev.as_raw(), DRIVER_ID) };
+        let ib = unsafe { bindings::ib_device_get_by_netdev(ndev.as_raw(), T::DRIVER_ID.to_raw()) };
         let ib = NonNull::new(ib)?;
         // Only devices of this module have our `Device<T>` layout: compare the ops owner.
         // SAFETY: `ib` is a registered device (we hold a reference).
@@ -275,11 +304,11 @@ impl<T: DeviceOps> Drop for DeviceRef<T> {
     }
 }
 
-/// All devices of this driver: dropping it unregisters and frees every one of them.
+/// All devices of this driver: dropping it unregisters and frees every device of its
+/// [`DeviceOps::DRIVER_ID`].
 ///
 /// Hold it in the module after the link registration (so no new device can appear while it
-/// drops). Only rrxe registers `RDMA_DRIVER_RXE` devices: the module refuses to load next to
-/// the C `rdma_rxe` and keeps it from loading.
+/// drops). The driver must be the only one registering devices of that id.
 pub(crate) struct Driver<T: DeviceOps>(PhantomData<T>);
 
 impl<T: DeviceOps> Driver<T> {
@@ -292,7 +321,7 @@ impl<T: DeviceOps> Driver<T> {
 impl<T: DeviceOps> Drop for Driver<T> {
     fn drop(&mut self) {
         // SAFETY: Unregisters (and frees, through `dealloc_driver`) all our devices; sleeps.
-        unsafe { bindings::ib_unregister_driver(DRIVER_ID) };
+        unsafe { bindings::ib_unregister_driver(T::DRIVER_ID.to_raw()) };
     }
 }
 

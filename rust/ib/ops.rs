@@ -9,7 +9,6 @@ use super::{
         AddressVector, //
         Ah,
     },
-    attr::PORT_CM_SUP,
     counters::{
         self,
         StatDesc, //
@@ -19,7 +18,10 @@ use super::{
         CqAttr,
         NotifyFlags, //
     },
-    device::DRIVER_ID,
+    device::{
+        DriverId,
+        WriteCmd, //
+    },
     mad::PmaCounters,
     mmap::MmapEntry,
     mr::{
@@ -122,6 +124,15 @@ pub(super) unsafe fn refuse_user_chain<W>(wr: *const W, bad_wr: *mut *const W) -
 pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The node description (`/sys/class/infiniband/*/node_desc`).
     const NODE_DESC: &'static CStr;
+
+    /// The user-space provider that binds to the devices.
+    const DRIVER_ID: DriverId;
+
+    /// The uverbs ABI version that provider speaks.
+    const UVERBS_ABI_VER: u32;
+
+    /// The legacy `write()` commands that provider uses beyond ib_core's default set.
+    const WRITE_CMDS: &'static [WriteCmd];
 
     /// The device attributes. Also read once by the core at registration.
     fn device_attr(dev: &Device<Self>) -> DeviceAttr;
@@ -340,8 +351,8 @@ pub(super) struct Adapter<T: DeviceOps>(PhantomData<T>);
 impl<T: DeviceOps> Adapter<T> {
     /// The ops table. `owner` is set at registration (`THIS_MODULE` is not a constant).
     pub(super) const OPS: bindings::ib_device_ops = bindings::ib_device_ops {
-        driver_id: DRIVER_ID,
-        uverbs_abi_ver: 2,
+        driver_id: T::DRIVER_ID.to_raw(),
+        uverbs_abi_ver: T::UVERBS_ABI_VER,
         query_device: Some(Self::query_device),
         query_port: Some(Self::query_port),
         modify_device: Some(Self::modify_device),
@@ -408,6 +419,3 @@ impl<T: DeviceOps> Adapter<T> {
         unsafe { Device::from_raw(ib) }
     }
 }
-
-/// The port capability flags every rrxe port reports.
-pub(crate) const ROCE_PORT_CAP_FLAGS: u32 = PORT_CM_SUP;
