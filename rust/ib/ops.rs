@@ -71,7 +71,11 @@ use crate::{
 };
 use core::marker::PhantomData;
 use kernel::{
-    error::from_result,
+    build_error,
+    error::{
+        from_result,
+        VTABLE_DEFAULT_ERROR, //
+    },
     prelude::*, //
 };
 
@@ -80,6 +84,9 @@ mod device_calls;
 mod mr_calls;
 mod qp_calls;
 mod srq_calls;
+mod table;
+
+pub(in crate::ib) use table::Adapter;
 
 /// Runs a post verb over a work request chain; on failure reports the request the driver was
 /// working on as `bad_wr`.
@@ -120,6 +127,13 @@ pub(super) unsafe fn refuse_user_chain<W>(wr: *const W, bad_wr: *mut *const W) -
 ///
 /// Callbacks run in process context and may sleep unless documented otherwise
 /// (`Documentation/infiniband/core_locking.rst`).
+///
+/// The ops of optional features have no default: a driver that leaves out one of these groups
+/// leaves its ops `NULL` in the table (`HAS_*`), and ib_core reports the feature missing:
+/// `set_sys_image_guid` (`modify_device`), `counter_descs` and `counter` (hardware counters),
+/// `pma_counters` (`process_mad`), `resize_cq`, `rereg_user_mr`, `advise_mr`, `alloc_mr` and
+/// the `map_mr_*` (fast registration), `attach_mcast` and `detach_mcast`, `create_ah` and
+/// `ah_av` (AHs), `create_srq` to `post_srq_recv` (SRQs), `alloc_mw` (MWs).
 #[vtable]
 pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The node description (`/sys/class/infiniband/*/node_desc`).
@@ -139,20 +153,28 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
 
     /// Sets the system image GUID `query_device` reports (`modify_device`), in the byte order
     /// of [`DeviceAttr::sys_image_guid`].
-    fn set_sys_image_guid(dev: &Device<Self>, guid: u64);
+    fn set_sys_image_guid(_dev: &Device<Self>, _guid: u64) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// The attributes of port `port` (always 1: one port per device).
     fn port_attr(dev: &Device<Self>, port: u32) -> Result<PortAttr>;
 
     /// The port's hardware counters, in the order of [`Self::counter`]'s indices.
-    fn counter_descs() -> &'static [StatDesc];
+    fn counter_descs() -> &'static [StatDesc] {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// The value of counter `index` (an index into [`Self::counter_descs`]).
-    fn counter(dev: &Device<Self>, index: usize) -> u64;
+    fn counter(_dev: &Device<Self>, _index: usize) -> u64 {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// What the performance management agent reports (`process_mad`: PortCounters,
     /// PortCountersExt). Must not sleep.
-    fn pma_counters(dev: &Device<Self>) -> PmaCounters;
+    fn pma_counters(_dev: &Device<Self>) -> PmaCounters {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// The driver data of a completion queue, dropped when the CQ is destroyed.
     type Cq: Send + Sync;
@@ -168,7 +190,9 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     fn cq_capacity(cq: &Self::Cq) -> u32;
 
     /// Resizes a user CQ to at least `cqe` entries, keeping its unread completions.
-    fn resize_cq(cq: &Cq<Self>, cqe: u32, udata: &mut Udata<'_>) -> Result;
+    fn resize_cq(_cq: &Cq<Self>, _cqe: u32, _udata: &mut Udata<'_>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// Arms the CQ. Returns whether completions are already waiting, for
     /// `IB_CQ_REPORT_MISSED_EVENTS`. May be called in atomic context: must not sleep.
@@ -191,7 +215,9 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
 
     /// Re-registers an MR in place (`IB_MR_REREG_PD` and/or `IB_MR_REREG_ACCESS` in `flags`;
     /// ib_core moves the PD). New translations are not supported.
-    fn rereg_user_mr(mr: &Mr<Self>, flags: u32, access: u32) -> Result;
+    fn rereg_user_mr(_mr: &Mr<Self>, _flags: u32, _access: u32) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// Registers user memory for on-demand paging (`IB_ACCESS_ON_DEMAND`: not pinned, faulted
     /// in as the data path needs it), addressed from `iova`, with `IB_ACCESS_*` rights.
@@ -205,25 +231,33 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// `ibv_advise_mr`: makes the pages of `ranges` (keys of on-demand-paging MRs of protection
     /// domain `pd`) present. Process context: may sleep.
     fn advise_mr(
-        dev: &Device<Self>,
-        pd: usize,
-        advice: Prefetch,
-        ranges: &[PrefetchRange],
-    ) -> Result;
+        _dev: &Device<Self>,
+        _pd: usize,
+        _advice: Prefetch,
+        _ranges: &[PrefetchRange],
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// A fast-registration MR (`IB_MR_TYPE_MEM_REG`) for up to `max_num_sg` pages; only kernel
     /// consumers allocate them (their pages are kernel addresses).
     fn alloc_mr(
-        dev: &Device<Self>,
-        max_num_sg: u32,
-        kernel: KernelConsumer,
-    ) -> Result<(Self::Mr, MrKeys)>;
+        _dev: &Device<Self>,
+        _max_num_sg: u32,
+        _kernel: KernelConsumer,
+    ) -> Result<(Self::Mr, MrKeys)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// Starts mapping a new page list into a fast-registration MR (`map_mr_sg`).
-    fn map_mr_begin(mr: &Mr<Self>) -> Result;
+    fn map_mr_begin(_mr: &Mr<Self>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// Appends one page to the page list being mapped. Must not sleep.
-    fn map_mr_page(mr: &Mr<Self>, addr: u64) -> Result;
+    fn map_mr_page(_mr: &Mr<Self>, _addr: u64) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// Called once the MR exists, as [`Self::qp_created`].
     fn mr_created(_dev: &Device<Self>, _mr: &Mr<Self>) {}
@@ -290,10 +324,14 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     }
 
     /// Attaches a UD QP to the multicast group `gid`.
-    fn attach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result;
+    fn attach_mcast(_qp: &Qp<Self>, _gid: [u8; 16]) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// Detaches a QP from the multicast group `gid`.
-    fn detach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result;
+    fn detach_mcast(_qp: &Qp<Self>, _gid: [u8; 16]) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// The driver data of an address handle.
     type Ah: Send + Sync;
@@ -302,120 +340,59 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// [`Mr::pd_id`]); `udata` is `None` for kernel callers, which may call in atomic context
     /// (`may_sleep` false: no sleeping allocation).
     fn create_ah(
-        dev: &Device<Self>,
-        av: &AddressVector,
-        pd: usize,
-        udata: Option<&mut Udata<'_>>,
-        may_sleep: bool,
-    ) -> Result<Self::Ah>;
+        _dev: &Device<Self>,
+        _av: &AddressVector,
+        _pd: usize,
+        _udata: Option<&mut Udata<'_>>,
+        _may_sleep: bool,
+    ) -> Result<Self::Ah> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// The address vector of an address handle.
-    fn ah_av(ah: &Self::Ah) -> AddressVector;
+    fn ah_av(_ah: &Self::Ah) -> AddressVector {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// The driver data of a shared receive queue.
     type Srq: Send + Sync;
 
     /// Creates a basic SRQ; rounds `attr` up to what it grants.
     fn create_srq(
-        dev: &Device<Self>,
-        attr: &mut SrqAttr,
-        udata: Option<&mut Udata<'_>>,
-    ) -> Result<Self::Srq>;
+        _dev: &Device<Self>,
+        _attr: &mut SrqAttr,
+        _udata: Option<&mut Udata<'_>>,
+    ) -> Result<Self::Srq> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// Resizes the SRQ and/or arms its limit.
     fn modify_srq(
-        srq: &Srq<Self>,
-        attr: &SrqAttr,
-        mask: SrqMask,
-        udata: Option<&mut Udata<'_>>,
-    ) -> Result;
+        _srq: &Srq<Self>,
+        _attr: &SrqAttr,
+        _mask: SrqMask,
+        _udata: Option<&mut Udata<'_>>,
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// The current attributes.
-    fn query_srq(srq: &Srq<Self>) -> SrqAttr;
+    fn query_srq(_srq: &Srq<Self>) -> SrqAttr {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// Posts kernel receive work requests to an SRQ. Any context: must not sleep. Only called
     /// for kernel SRQs, as [`Self::post_send`].
-    fn post_srq_recv(srq: &Srq<Self>, wrs: &mut RecvWrChain<'_>) -> Result;
+    fn post_srq_recv(_srq: &Srq<Self>, _wrs: &mut RecvWrChain<'_>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// The driver data of a memory window.
     type Mw: Send + Sync;
 
     /// Allocates a memory window in the protection domain with identity `pd` (as
     /// [`Mr::pd_id`]); returns its data and initial rkey.
-    fn alloc_mw(dev: &Device<Self>, mw_type: MwType, pd: usize) -> Result<(Self::Mw, u32)>;
-}
-
-/// Builds the C ops table for `T` and holds its trampolines.
-pub(super) struct Adapter<T: DeviceOps>(PhantomData<T>);
-
-impl<T: DeviceOps> Adapter<T> {
-    /// The ops table. `owner` is set at registration (`THIS_MODULE` is not a constant).
-    pub(super) const OPS: bindings::ib_device_ops = bindings::ib_device_ops {
-        driver_id: T::DRIVER_ID.to_raw(),
-        uverbs_abi_ver: T::UVERBS_ABI_VER,
-        query_device: Some(Self::query_device),
-        query_port: Some(Self::query_port),
-        modify_device: Some(Self::modify_device),
-        process_mad: Some(Self::process_mad),
-        get_port_immutable: Some(Self::get_port_immutable),
-        get_link_layer: Some(Self::get_link_layer),
-        query_pkey: Some(Self::query_pkey),
-        alloc_ucontext: Some(Self::alloc_ucontext),
-        dealloc_ucontext: Some(Self::dealloc_ucontext),
-        alloc_pd: Some(Self::alloc_pd),
-        dealloc_pd: Some(Self::dealloc_pd),
-        dealloc_driver: Some(Self::dealloc_driver),
-        alloc_hw_port_stats: Some(Self::alloc_hw_port_stats),
-        get_hw_stats: Some(Self::get_hw_stats),
-        mmap: Some(Self::mmap),
-        mmap_free: Some(Self::mmap_free),
-        create_cq: Some(Self::create_cq),
-        destroy_cq: Some(Self::destroy_cq),
-        resize_user_cq: Some(Self::resize_user_cq),
-        req_notify_cq: Some(Self::req_notify_cq),
-        create_qp: Some(Self::create_qp),
-        modify_qp: Some(Self::modify_qp),
-        query_qp: Some(Self::query_qp),
-        fill_res_qp_entry: Some(Self::fill_res_qp_entry),
-        post_send: Some(Self::post_send),
-        post_recv: Some(Self::post_recv),
-        post_srq_recv: Some(Self::post_srq_recv),
-        poll_cq: Some(Self::poll_cq),
-        reg_user_mr: Some(Self::reg_user_mr),
-        advise_mr: Some(Self::advise_mr),
-        get_dma_mr: Some(Self::get_dma_mr),
-        dereg_mr: Some(Self::dereg_mr),
-        rereg_user_mr: Some(Self::rereg_user_mr),
-        alloc_mr: Some(Self::alloc_mr),
-        map_mr_sg: Some(Self::map_mr_sg),
-        attach_mcast: Some(Self::attach_mcast),
-        detach_mcast: Some(Self::detach_mcast),
-        create_ah: Some(Self::create_ah),
-        create_user_ah: Some(Self::create_ah),
-        query_ah: Some(Self::query_ah),
-        destroy_ah: Some(Self::destroy_ah),
-        create_srq: Some(Self::create_srq),
-        modify_srq: Some(Self::modify_srq),
-        query_srq: Some(Self::query_srq),
-        destroy_srq: Some(Self::destroy_srq),
-        alloc_mw: Some(Self::alloc_mw),
-        dealloc_mw: Some(Self::dealloc_mw),
-        size_ib_ah: Ah::<T>::SIZE,
-        size_ib_srq: Srq::<T>::SIZE,
-        size_ib_mw: Mw::<T>::SIZE,
-        destroy_qp: Some(Self::destroy_qp),
-        size_ib_ucontext: core::mem::size_of::<bindings::ib_ucontext>(),
-        size_ib_pd: core::mem::size_of::<bindings::ib_pd>(),
-        size_ib_qp: Qp::<T>::SIZE,
-        size_ib_cq: Cq::<T>::SIZE,
-        ..pin_init::zeroed()
-    };
-
-    /// # Safety
-    ///
-    /// `ib` is a live `Device<T>` (ib_core only calls ops of registered or registering devices).
-    pub(super) unsafe fn dev<'a>(ib: *mut bindings::ib_device) -> &'a Device<T> {
-        // SAFETY: Guaranteed by the caller.
-        unsafe { Device::from_raw(ib) }
+    fn alloc_mw(_dev: &Device<Self>, _mw_type: MwType, _pd: usize) -> Result<(Self::Mw, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
     }
 }
