@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The rrxe device: the driver data of each RDMA device, bound to one netdev. The verbs the
-//! RDMA core calls on it are [`verbs`]'s.
-
-mod verbs;
+//! The rrxe device: the driver data of each RDMA device, bound to one netdev: its tables of
+//! objects, its counters, its netdev and its share of the namespace's UDP sockets. The verbs
+//! the RDMA core calls on it are in [`crate::verbs`].
 
 use crate::net::{
     NetDevice,
@@ -12,7 +11,6 @@ use crate::net::{
 };
 use crate::sync::ObjRef;
 use crate::{
-    ah::AhEntry,
     counters::{
         Counter,
         Counters,
@@ -26,11 +24,12 @@ use crate::{
     index::IndexPool,
     limits,
     mcast::McastTable,
-    mw::{
+    table::SparseTable,
+    verbs::ah::AhEntry,
+    verbs::mw::{
         MwState,
         MwTable, //
     },
-    table::SparseTable,
 };
 use kernel::{
     prelude::*,
@@ -161,6 +160,50 @@ impl RrxeDevice {
     /// The device's share of its namespace's UDP tunnel sockets.
     pub(crate) fn tunnels(&self) -> &NetnsTunnel {
         &self.tunnels
+    }
+
+    /// The system image GUID `query_device` reports.
+    pub(crate) fn guid(&self) -> u64 {
+        self.guid.load(Relaxed)
+    }
+
+    /// Sets the system image GUID (`modify_device`).
+    pub(crate) fn set_guid(&self, guid: u64) {
+        self.guid.store(guid, Relaxed);
+    }
+
+    /// The device's counters.
+    pub(crate) fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The multicast groups the device's UD QPs are attached to.
+    pub(crate) fn mcast(&self) -> &McastTable {
+        &self.mcast
+    }
+
+    /// Makes a new QP reachable by its number (by received packets); without the entry (no
+    /// memory) it never is.
+    pub(crate) fn publish_qp(&self, qp: &Qp<RrxeDevice>) {
+        let _ = self.qp_table.insert(qp.qpn(), ObjRef::new(qp), GFP_KERNEL);
+    }
+
+    /// A QP being destroyed is no longer reachable by its number.
+    pub(crate) fn withdraw_qp(&self, qpn: u32) {
+        drop(self.qp_table.remove(qpn));
+    }
+
+    /// Makes a new MR reachable by its keys; without the entry (no memory) its keys fail with
+    /// access errors.
+    pub(crate) fn publish_mr(&self, mr: &Mr<RrxeDevice>) {
+        let _ = self
+            .mr_table
+            .insert(mr.index(), ObjRef::new(mr), GFP_KERNEL);
+    }
+
+    /// An MR being deregistered is no longer reachable by its keys.
+    pub(crate) fn withdraw_mr(&self, index: u32) {
+        drop(self.mr_table.remove(index));
     }
 
     /// The QP with number `qpn`.

@@ -59,7 +59,7 @@ use crate::{
             QpType, //
         },
     },
-    qp::RrxeQp,
+    verbs::qp::RrxeQp,
 };
 use kernel::prelude::*;
 

@@ -33,24 +33,19 @@ mod sync;
 #[allow(dead_code)] // Used by the packet pipeline; host-tested meanwhile (tests/host).
 mod proto;
 
-mod ah;
 mod conflict;
 mod counters;
-mod cq;
 mod device;
 mod index;
 mod limits;
 mod link;
 mod mcast;
 mod module;
-mod mr;
-mod mw;
 mod params;
 mod pipeline;
-mod qp;
 mod queue;
-mod srq;
 mod table;
+mod verbs;
 
 module! {
     type: module::RrxeModule,

@@ -18,7 +18,6 @@ use super::{
 use crate::sync::ObjRef;
 use crate::{
     counters::Counter,
-    cq::RrxeCq,
     device::RrxeDevice,
     ib::Qp,
     proto::{
@@ -45,6 +44,7 @@ use crate::{
         },
         wqe::WrOpcode,
     },
+    verbs::cq::RrxeCq,
 };
 use core::cmp::Ordering;
 use kernel::prelude::*;

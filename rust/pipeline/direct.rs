@@ -20,7 +20,6 @@ use super::{
 use crate::sync::ObjRef;
 use crate::{
     counters::Counter,
-    cq::RrxeCq,
     device::RrxeDevice,
     ib::{
         Device,
@@ -28,11 +27,6 @@ use crate::{
         Qp, //
     },
     mm::copy_span,
-    mr::{
-        ACCESS_LOCAL_WRITE,
-        ACCESS_REMOTE_READ,
-        ACCESS_REMOTE_WRITE, //
-    },
     proto::{
         cqe::{
             Cqe,
@@ -53,7 +47,13 @@ use crate::{
             WrOpcode, //
         },
     },
-    qp::RrxeQp,
+    verbs::cq::RrxeCq,
+    verbs::mr::{
+        ACCESS_LOCAL_WRITE,
+        ACCESS_REMOTE_READ,
+        ACCESS_REMOTE_WRITE, //
+    },
+    verbs::qp::RrxeQp,
 };
 use kernel::prelude::*;
 

@@ -16,8 +16,8 @@ use crate::{
     device::RrxeDevice,
     ib::Qp,
     mm::Fill,
-    mr::ACCESS_LOCAL_WRITE,
     proto::wqe::Sge, //
+    verbs::mr::ACCESS_LOCAL_WRITE,
 };
 use kernel::prelude::*;
 

@@ -25,7 +25,6 @@ use super::{
 };
 use crate::{
     counters::Counter,
-    cq::RrxeCq,
     device::RrxeDevice,
     ib::Qp,
     proto::{
@@ -44,6 +43,7 @@ use crate::{
         },
         wqe_parse,
     },
+    verbs::cq::RrxeCq,
 };
 use kernel::prelude::*;
 

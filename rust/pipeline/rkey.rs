@@ -12,13 +12,13 @@ use crate::{
         Mr,
         Qp, //
     },
-    mr::{
+    proto::hdr::Aeth,
+    verbs::mr::{
         ACCESS_LOCAL_WRITE,
         ACCESS_REMOTE_ATOMIC,
         ACCESS_REMOTE_WRITE, //
     },
-    mw::QpToken,
-    proto::hdr::Aeth,
+    verbs::mw::QpToken,
 };
 use kernel::{
     prelude::*,
@@ -36,7 +36,7 @@ pub(crate) struct Target {
 /// to answer (remote access error).
 ///
 /// The range is checked against the window's bounds and then the region's (each access is
-/// checked again when the bytes move, [`crate::mr::RrxeMr::read`] and friends), so a request
+/// checked again when the bytes move, [`crate::verbs::mr::RrxeMr::read`] and friends), so a request
 /// whose range leaves the region is refused before it starts.
 pub(crate) fn resolve(
     qp: &Qp<RrxeDevice>,

@@ -407,6 +407,15 @@ impl QpPipe {
         })
     }
 
+    /// Stops the QP's timer and deferred work for good (the QP is being destroyed): closed, not
+    /// just cancelled, so a pass still running elsewhere cannot arm them again.
+    pub(crate) fn close(&self) {
+        self.timer.close();
+        self.kicker.close();
+        self.drain.close();
+        self.odp.close();
+    }
+
     /// Sets the pipeline up for a state change: the responder starts at `rq_psn` in RTR, the
     /// requester at `sq_psn` in RTS; RESET and ERR forget everything in flight.
     pub(crate) fn transition(&self, cur: QpState, next: QpState, a: &QpAttr) {

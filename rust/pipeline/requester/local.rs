@@ -8,8 +8,6 @@ use super::Start;
 use crate::{
     device::RrxeDevice,
     ib::Qp,
-    mr::RrxeMr,
-    mw::BindRequest,
     pipeline::{
         rkey,
         state::{
@@ -28,6 +26,8 @@ use crate::{
         },
         wqe_encode::RegWqe,
     },
+    verbs::mr::RrxeMr,
+    verbs::mw::BindRequest,
 };
 use kernel::prelude::*;
 

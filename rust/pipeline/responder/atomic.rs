@@ -24,13 +24,13 @@ use super::{
 use crate::{
     device::RrxeDevice,
     ib::Qp,
-    mr::{
+    proto::{hdr::Aeth, opcode::OpKind, packet::ParsedHeaders, wqe},
+    verbs::mr::{
         ACCESS_FLUSH_GLOBAL,
         ACCESS_FLUSH_PERSISTENT,
         ACCESS_REMOTE_ATOMIC,
         ACCESS_REMOTE_WRITE, //
     },
-    proto::{hdr::Aeth, opcode::OpKind, packet::ParsedHeaders, wqe},
 };
 use core::sync::atomic::Ordering::SeqCst;
 use kernel::error::code::EAGAIN;

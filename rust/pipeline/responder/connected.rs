@@ -17,10 +17,6 @@ use crate::{
     counters::Counter,
     device::RrxeDevice,
     ib::Qp,
-    mr::{
-        ACCESS_REMOTE_READ,
-        ACCESS_REMOTE_WRITE, //
-    },
     pipeline::{
         mem,
         odp::{
@@ -54,6 +50,10 @@ use crate::{
             self,
             RespPsn, //
         },
+    },
+    verbs::mr::{
+        ACCESS_REMOTE_READ,
+        ACCESS_REMOTE_WRITE, //
     },
 };
 use kernel::prelude::*;

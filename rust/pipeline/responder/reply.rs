@@ -26,7 +26,6 @@ use crate::{
     device::RrxeDevice,
     ib::Qp,
     mm::Fill,
-    mr::ACCESS_REMOTE_READ,
     proto::{
         hdr::{
             Aeth,
@@ -49,6 +48,7 @@ use crate::{
             DuplicateAction, //
         },
     },
+    verbs::mr::ACCESS_REMOTE_READ,
 };
 use kernel::prelude::*;
 

@@ -18,12 +18,12 @@ use crate::{
     },
     index::PoolIndex,
     kernel_ext::random_u8,
-    mr::{
+    table::SparseTable,
+    verbs::mr::{
         ACCESS_LOCAL_WRITE,
         ACCESS_REMOTE_ATOMIC,
         ACCESS_REMOTE_WRITE, //
     },
-    table::SparseTable,
 };
 use crate::{
     new_spinlock_irq,
@@ -46,11 +46,11 @@ pub(crate) const ACCESS_MW_BIND: u32 = 1 << 4;
 pub(crate) const ACCESS_ZERO_BASED: u32 = 1 << 5;
 
 /// The window rights a bind may grant.
-const WINDOW_ACCESS: u32 = crate::mr::ACCESS_REMOTE_READ
+const WINDOW_ACCESS: u32 = crate::verbs::mr::ACCESS_REMOTE_READ
     | ACCESS_REMOTE_WRITE
     | ACCESS_REMOTE_ATOMIC
     | ACCESS_ZERO_BASED
-    | crate::mr::ACCESS_FLUSH_GLOBAL;
+    | crate::verbs::mr::ACCESS_FLUSH_GLOBAL;
 
 /// `IB_ACCESS_OPTIONAL`: hints (relaxed ordering) a driver may ignore.
 const ACCESS_OPTIONAL: u32 = 0x3ff0_0000;

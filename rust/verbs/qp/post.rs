@@ -7,7 +7,6 @@
 
 use super::RrxeQp;
 use crate::{
-    cq::RrxeCq,
     device::RrxeDevice,
     ib::{
         self,
@@ -39,6 +38,7 @@ use crate::{
             SendData, //
         },
     },
+    verbs::cq::RrxeCq,
 };
 use kernel::prelude::*;
 

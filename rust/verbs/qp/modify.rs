@@ -10,7 +10,6 @@ use super::{
     RrxeQp, //
 };
 use crate::{
-    cq::RrxeCq,
     device::RrxeDevice,
     ib::{
         Qp,
@@ -36,6 +35,7 @@ use crate::{
             QpState, //
         },
     },
+    verbs::cq::RrxeCq,
 };
 use kernel::prelude::*;
 

@@ -31,7 +31,6 @@ use crate::{
     kernel_ext::eopnotsupp,
     limits,
     mm::KernelConsumer,
-    mw::QpToken,
     new_spinlock_irq,
     pipeline::state::{
         QpPipe,
@@ -53,8 +52,9 @@ use crate::{
         ring_errno,
         KernelConsumedRing, //
     },
-    srq::RrxeSrq,
     sync::SpinLockIrq,
+    verbs::mw::QpToken,
+    verbs::srq::RrxeSrq,
 };
 use kernel::{
     prelude::*,

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The verbs of an rrxe device: the `ib_device_ops` the RDMA core calls, each handing over to
-//! the object it concerns (`RrxeQp`, `RrxeCq`, `RrxeMr`, ...). Nothing here holds state.
+//! the verbs object it concerns, whose files are beside this one: [`ah`], [`cq`], [`mr`],
+//! [`mw`], [`qp`], [`srq`]. Nothing here holds state.
 
-use super::RrxeDevice;
-use crate::sync::ObjRef;
+pub(crate) mod ah;
+pub(crate) mod cq;
+pub(crate) mod mr;
+pub(crate) mod mw;
+pub(crate) mod qp;
+pub(crate) mod srq;
+
+use crate::device::RrxeDevice;
 use crate::{
-    ah::RrxeAh,
     counters,
-    cq::RrxeCq,
     ib::{
         self,
         AddressVector,
@@ -47,10 +52,12 @@ use crate::{
     },
     limits,
     mm::KernelConsumer,
-    mr::RrxeMr,
-    mw::RrxeMw,
-    qp::RrxeQp,
-    srq::RrxeSrq,
+    verbs::ah::RrxeAh,
+    verbs::cq::RrxeCq,
+    verbs::mr::RrxeMr,
+    verbs::mw::RrxeMw,
+    verbs::qp::RrxeQp,
+    verbs::srq::RrxeSrq,
 };
 use kernel::{
     prelude::*,
@@ -68,11 +75,11 @@ impl ib::DeviceOps for RrxeDevice {
         &[ib::WriteCmd::PostSend, ib::WriteCmd::ReqNotifyCq];
 
     fn device_attr(dev: &Device<Self>) -> DeviceAttr {
-        limits::device_attr(dev.guid.load(Relaxed))
+        limits::device_attr(dev.guid())
     }
 
     fn set_sys_image_guid(dev: &Device<Self>, guid: u64) {
-        dev.guid.store(guid, Relaxed);
+        dev.set_guid(guid);
     }
 
     fn port_attr(dev: &Device<Self>, port: u32) -> Result<PortAttr> {
@@ -106,11 +113,11 @@ impl ib::DeviceOps for RrxeDevice {
     }
 
     fn counter(dev: &Device<Self>, index: usize) -> u64 {
-        dev.counters.get(index)
+        dev.counters().get(index)
     }
 
     fn pma_counters(dev: &Device<Self>) -> PmaCounters {
-        dev.counters.pma()
+        dev.counters().pma()
     }
 
     type Cq = RrxeCq;
@@ -201,8 +208,7 @@ impl ib::DeviceOps for RrxeDevice {
     }
 
     fn mr_created(dev: &Device<Self>, mr: &Mr<Self>) {
-        // Without a table entry the MR is never found: its keys fail with access errors.
-        let _ = dev.mr_table.insert(mr.index(), ObjRef::new(mr), GFP_KERNEL);
+        dev.publish_mr(mr);
     }
 
     fn mr_destroying(dev: &Device<Self>, mr: &Mr<Self>) -> Result {
@@ -211,24 +217,17 @@ impl ib::DeviceOps for RrxeDevice {
         if mr.binds().load(Relaxed) != 0 {
             return Err(EBUSY);
         }
-        drop(dev.mr_table.remove(mr.index()));
+        dev.withdraw_mr(mr.index());
         Ok(())
     }
 
     fn qp_created(qp: &Qp<Self>) {
-        let _ = qp
-            .device()
-            .qp_table
-            .insert(qp.qpn(), ObjRef::new(qp), GFP_KERNEL);
+        qp.device().publish_qp(qp);
     }
 
     fn qp_destroying(qp: &Qp<Self>) {
-        drop(qp.device().qp_table.remove(qp.qpn()));
-        // Closed, not just cancelled: a pass still running elsewhere cannot re-arm them.
-        qp.pipe().timer.close();
-        qp.pipe().kicker.close();
-        qp.pipe().drain.close();
-        qp.pipe().odp.close();
+        qp.device().withdraw_qp(qp.qpn());
+        qp.pipe().close();
     }
 
     type Qp = RrxeQp;
@@ -273,11 +272,11 @@ impl ib::DeviceOps for RrxeDevice {
         if !qp.is_ud() {
             return Err(EINVAL);
         }
-        qp.device().mcast.attach(&gid, qp.qpn())
+        qp.device().mcast().attach(&gid, qp.qpn())
     }
 
     fn detach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result {
-        qp.device().mcast.detach(&gid, qp.qpn())
+        qp.device().mcast().detach(&gid, qp.qpn())
     }
 
     type Ah = RrxeAh;
