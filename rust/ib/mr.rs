@@ -32,9 +32,11 @@ use kernel::{
 /// Allocated as a `KBox` by [`Mr::into_raw`] for the `reg_user_mr`/`get_dma_mr` trampolines,
 /// freed by `dereg_mr`.
 #[repr(C)]
+#[pin_data]
 pub(crate) struct Mr<T: DeviceOps> {
     ib: Opaque<bindings::ib_mr>,
     /// Data-path references ([`crate::sync::ObjRef`]).
+    #[pin]
     users: Users,
     data: T::Mr,
 }
@@ -65,15 +67,17 @@ impl<T: DeviceOps> Mr<T> {
 
     /// Boxes a new MR with keys `keys`; ib_core fills the rest of the C fields.
     pub(super) fn into_raw(data: T::Mr, keys: MrKeys) -> Result<*mut bindings::ib_mr> {
-        let mr = KBox::new(
-            Self {
+        let mr = KBox::pin_init(
+            pin_init!(Self {
                 ib: Opaque::zeroed(),
-                users: Users::new(),
+                users <- Users::new(),
                 data,
-            },
+            }),
             GFP_KERNEL,
         )?;
-        let raw = KBox::into_raw(mr);
+        // SAFETY: The MR is not moved: ib_core holds the pointer until `free` frees the box in
+        // place.
+        let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(mr) });
         // SAFETY: `raw` is a valid, exclusively owned box; `ib` is at offset 0.
         unsafe {
             let ib = raw.cast::<bindings::ib_mr>();

@@ -15,7 +15,10 @@ use crate::sync::{
     Users, //
 };
 use core::marker::PhantomData;
-use kernel::types::Opaque;
+use kernel::{
+    prelude::*,
+    types::Opaque, //
+};
 
 /// A kind of core-allocated object: its C structure and the driver data behind it.
 pub(crate) trait ObjKind<T: DeviceOps> {
@@ -34,7 +37,7 @@ pub(crate) trait ObjKind<T: DeviceOps> {
 #[repr(C)]
 pub(crate) struct Obj<T: DeviceOps, K: ObjKind<T>> {
     ib: Opaque<K::C>,
-    /// Data-path references ([`crate::sync::ObjRef`]); zeroed by ib_core's allocation.
+    /// Data-path references ([`crate::sync::ObjRef`]), initialised with the data.
     users: Users,
     data: K::Data,
     _kind: PhantomData<fn() -> (T, K)>,
@@ -67,15 +70,19 @@ impl<T: DeviceOps, K: ObjKind<T>> Obj<T, K> {
         unsafe { &*ib.cast::<Self>() }
     }
 
-    /// Writes the driver data of a new object.
+    /// Writes the driver data of a new object, and its references (the object's own).
     ///
     /// # Safety
     ///
     /// `ib` was allocated by ib_core for a `Device<T>` with [`Self::SIZE`] bytes and its data is
     /// not initialised.
     pub(super) unsafe fn init(ib: *mut K::C, data: K::Data) {
+        let obj = ib.cast::<Self>();
+        // SAFETY: Guaranteed by the caller: `users` is ours to initialise, in place (ib_core's
+        // allocation never moves), and initialising it cannot fail.
+        let Ok(()) = unsafe { Users::new().__pinned_init(&raw mut (*obj).users) };
         // SAFETY: Guaranteed by the caller.
-        unsafe { (&raw mut (*ib.cast::<Self>()).data).write(data) };
+        unsafe { (&raw mut (*obj).data).write(data) };
     }
 
     /// Waits until no data-path reference is left, then drops the driver data of an object

@@ -4,47 +4,65 @@
 //!
 //! The packet pipeline finds QPs by number and MRs by key in its own tables, outside any verbs
 //! call on them. An [`ObjRef`] keeps such an object from being freed: its destroy trampoline
-//! first lets the driver drop the references it holds in its tables, then waits (sleeping) until
-//! no reference is left, and only then drops the driver data and lets the memory go.
+//! first lets the driver drop the references it holds in its tables, then waits (sleeping, on a
+//! completion the last reference signals) until no reference is left, and only then drops the
+//! driver data and lets the memory go.
 
 use core::ptr::NonNull;
 use kernel::{
-    sync::atomic::{
-        Acquire,
-        Atomic,
-        Relaxed,
-        Release, //
+    prelude::*,
+    sync::{
+        atomic::{
+            Atomic,
+            Full,
+            Relaxed,
+            Release, //
+        },
+        Completion, //
     },
-    time::Delta, //
 };
 
-/// The number of [`ObjRef`]s to an object.
-pub(crate) struct Users(Atomic<u32>);
+/// The references to an object: one that the object holds on itself while it lives, plus one
+/// per [`ObjRef`]; and the completion the last reference signals once the object is being
+/// destroyed.
+#[pin_data]
+pub(crate) struct Users {
+    count: Atomic<u32>,
+    #[pin]
+    gone: Completion,
+}
 
 impl Users {
-    /// No users (also the value of zeroed memory).
-    pub(crate) const fn new() -> Self {
-        Self(Atomic::new(0))
+    /// The object's own reference only.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            count: Atomic::new(1),
+            gone <- Completion::new(),
+        })
     }
 
-    /// Sleeps until the last reference is dropped. Process context. References are held by
-    /// the data path for the length of one run or packet (the driver closes its timers and
-    /// removes its table entries first), so this is short; a wait past 10 s is a bug and is
-    /// reported every 10 s, so it cannot go unnoticed.
+    /// Drops the object's own reference and sleeps until the last [`ObjRef`] is dropped: that
+    /// one signals the completion. Process context, once, when the object is destroyed. The
+    /// data path holds references for the length of one run or packet (the driver closes its
+    /// timers and removes its table entries first), so this is short; a wait that does not end
+    /// is a bug, which the hung-task detector reports.
     pub(crate) fn wait_unused(&self) {
-        let mut waited = 0u32;
-        loop {
-            let n = self.0.load(Acquire);
-            if n == 0 {
-                return;
-            }
-            // TODO(destroy-wait): a completion the last reference signals
-            // (Documentation/todo.rst).
-            kernel::time::delay::fsleep(Delta::from_micros(100));
-            waited = waited.wrapping_add(1);
-            if waited % 100_000 == 0 {
-                kernel::pr_warn!("destroy still waits for {} data-path references\n", n);
-            }
+        if self.count.fetch_sub(1, Full) == 1 {
+            return;
+        }
+        self.gone.wait_for_completion();
+    }
+
+    fn get(&self) {
+        self.count.fetch_add(1, Relaxed);
+    }
+
+    fn put(&self) {
+        // The last reference of an object being destroyed (its own is gone): wakes the
+        // destroyer, which frees the object once this returns (`wait_for_completion` returns
+        // only after `complete_all` released the completion's lock).
+        if self.count.fetch_sub(1, Release) == 1 {
+            self.gone.complete_all();
         }
     }
 }
@@ -78,7 +96,7 @@ unsafe impl<O: Counted> Sync for ObjRef<O> {}
 impl<O: Counted> ObjRef<O> {
     /// Takes a reference to `obj`.
     pub(crate) fn new(obj: &O) -> Self {
-        obj.users().0.fetch_add(1, Relaxed);
+        obj.users().get();
         // INVARIANT: Counted above; `obj` is valid now and, counted, stays so.
         Self {
             obj: NonNull::from(obj),
@@ -125,7 +143,7 @@ impl<O: Counted> core::ops::Deref for ObjRef<O> {
 impl<O: Counted> Drop for ObjRef<O> {
     fn drop(&mut self) {
         // SAFETY: By the type invariant the object is valid until this decrement.
-        unsafe { self.obj.as_ref() }.users().0.fetch_sub(1, Release);
+        unsafe { self.obj.as_ref() }.users().put();
     }
 }
 
