@@ -66,6 +66,8 @@ pub(crate) use link::{
 pub(crate) use mad::PmaCounters;
 pub(crate) use mmap::MmapHandle;
 pub(crate) use mr::{
+    Access,
+    AccessFlags,
     Mr,
     MrKeys,
     MwType,

@@ -16,6 +16,7 @@ use crate::{
     counters,
     ib::{
         self,
+        AccessFlags,
         AddressVector,
         Caller,
         Cq,
@@ -152,12 +153,12 @@ impl ib::DeviceOps for RrxeDevice {
         dev: &Device<Self>,
         umem: Umem,
         iova: u64,
-        access: u32,
+        access: AccessFlags,
     ) -> Result<(RrxeMr, MrKeys)> {
         RrxeMr::user(dev, umem, iova, access)
     }
 
-    fn rereg_user_mr(mr: &Mr<Self>, flags: u32, access: u32) -> Result {
+    fn rereg_user_mr(mr: &Mr<Self>, flags: u32, access: AccessFlags) -> Result {
         RrxeMr::rereg(mr, flags, access)
     }
 
@@ -165,7 +166,7 @@ impl ib::DeviceOps for RrxeDevice {
         dev: &Device<Self>,
         odp: UmemOdp,
         iova: u64,
-        access: u32,
+        access: AccessFlags,
     ) -> Result<(RrxeMr, MrKeys)> {
         RrxeMr::on_demand(dev, odp, iova, access)
     }
@@ -201,7 +202,7 @@ impl ib::DeviceOps for RrxeDevice {
 
     fn get_dma_mr(
         dev: &Device<Self>,
-        access: u32,
+        access: AccessFlags,
         kernel: KernelConsumer,
     ) -> Result<(RrxeMr, MrKeys)> {
         RrxeMr::dma(dev, access, kernel)

@@ -25,6 +25,80 @@ use kernel::{
     types::Opaque, //
 };
 
+kernel::impl_flags!(
+    /// Access rights (`enum ib_access_flags`) of an MR, an MW or a QP's remote access, as the
+    /// caller asked for them. Bits without an [`Access`] are kept, so the driver can refuse what
+    /// it does not know ([`AccessFlags::outside`]).
+    #[derive(Debug, Clone, Default, Copy, PartialEq, Eq)]
+    pub(crate) struct AccessFlags(u32);
+
+    /// One access right.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum Access {
+        /// `IB_ACCESS_LOCAL_WRITE`.
+        LocalWrite = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
+        /// `IB_ACCESS_REMOTE_WRITE`.
+        RemoteWrite = bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
+        /// `IB_ACCESS_REMOTE_READ`.
+        RemoteRead = bindings::ib_access_flags_IB_ACCESS_REMOTE_READ,
+        /// `IB_ACCESS_REMOTE_ATOMIC`.
+        RemoteAtomic = bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
+        /// `IB_ACCESS_MW_BIND`.
+        MwBind = bindings::ib_access_flags_IB_ACCESS_MW_BIND,
+        /// `IB_ZERO_BASED`.
+        ZeroBased = bindings::ib_access_flags_IB_ZERO_BASED,
+        /// `IB_ACCESS_ON_DEMAND`.
+        OnDemand = bindings::ib_access_flags_IB_ACCESS_ON_DEMAND,
+        /// `IB_ACCESS_HUGETLB`.
+        HugeTlb = bindings::ib_access_flags_IB_ACCESS_HUGETLB,
+        /// `IB_ACCESS_FLUSH_GLOBAL`.
+        FlushGlobal = bindings::ib_access_flags_IB_ACCESS_FLUSH_GLOBAL,
+        /// `IB_ACCESS_FLUSH_PERSISTENT`.
+        FlushPersistent = bindings::ib_access_flags_IB_ACCESS_FLUSH_PERSISTENT,
+    }
+);
+
+impl AccessFlags {
+    /// `IB_ACCESS_OPTIONAL`: the range of bits a device may ignore.
+    pub(crate) const OPTIONAL: Self = Self(bindings::ib_access_flags_IB_ACCESS_OPTIONAL);
+
+    /// The rights of raw `enum ib_access_flags` bits (from the C API, or a WQE user space wrote).
+    pub(crate) const fn from_raw(raw: u32) -> Self {
+        Self(raw)
+    }
+
+    /// The raw bits.
+    pub(crate) const fn raw(self) -> u32 {
+        self.0
+    }
+
+    /// The set of `rights`, in a constant.
+    pub(crate) const fn of(rights: &[Access]) -> Self {
+        let mut bits = 0;
+        let mut i = 0;
+        while i < rights.len() {
+            bits |= rights[i] as u32;
+            i += 1;
+        }
+        Self(bits)
+    }
+
+    /// The union, in a constant.
+    pub(crate) const fn with(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// Whether any bit (a known right or not) lies outside `allowed`.
+    pub(crate) const fn outside(self, allowed: Self) -> bool {
+        self.0 & !allowed.0 != 0
+    }
+
+    /// Whether no bit is set.
+    pub(crate) const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
 /// A memory region: the C `struct ib_mr` at offset 0, then the driver data.
 ///
 /// # Invariants
@@ -221,9 +295,9 @@ impl Umem {
 
     /// Checks a re-registration of this memory with `flags` and new `access` (the pages must
     /// be writable for write access: `EACCES`).
-    pub(crate) fn check_rereg(&self, flags: u32, access: u32) -> Result {
+    pub(crate) fn check_rereg(&self, flags: u32, access: AccessFlags) -> Result {
         let flags = c_int::try_from(flags).map_err(|_| EINVAL)?;
-        let access = c_int::try_from(access).map_err(|_| EINVAL)?;
+        let access = c_int::try_from(access.raw()).map_err(|_| EINVAL)?;
         // SAFETY: By the invariant the umem is live.
         kernel::error::to_result(unsafe {
             bindings::ib_umem_check_rereg(self.umem.as_ptr(), flags, access)

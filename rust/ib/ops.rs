@@ -25,6 +25,8 @@ use super::{
     mad::PmaCounters,
     mmap::MmapEntry,
     mr::{
+        Access,
+        AccessFlags,
         Mr,
         MrKeys,
         Mw,
@@ -210,12 +212,12 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
         dev: &Device<Self>,
         umem: Umem,
         iova: u64,
-        access: u32,
+        access: AccessFlags,
     ) -> Result<(Self::Mr, MrKeys)>;
 
     /// Re-registers an MR in place (`IB_MR_REREG_PD` and/or `IB_MR_REREG_ACCESS` in `flags`;
     /// ib_core moves the PD). New translations are not supported.
-    fn rereg_user_mr(_mr: &Mr<Self>, _flags: u32, _access: u32) -> Result {
+    fn rereg_user_mr(_mr: &Mr<Self>, _flags: u32, _access: AccessFlags) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -225,7 +227,7 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
         dev: &Device<Self>,
         odp: UmemOdp,
         iova: u64,
-        access: u32,
+        access: AccessFlags,
     ) -> Result<(Self::Mr, MrKeys)>;
 
     /// `ibv_advise_mr`: makes the pages of `ranges` (keys of on-demand-paging MRs of protection
@@ -271,7 +273,7 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The DMA MR of a kernel PD (all of memory, virtual DMA).
     fn get_dma_mr(
         dev: &Device<Self>,
-        access: u32,
+        access: AccessFlags,
         kernel: KernelConsumer,
     ) -> Result<(Self::Mr, MrKeys)>;
 

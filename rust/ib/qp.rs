@@ -10,6 +10,7 @@
 use super::{
     ah::AddressVector,
     cq::CqRef,
+    mr::AccessFlags,
     object::{
         Obj,
         QpKind, //
@@ -263,7 +264,7 @@ pub(crate) struct QpAttr {
     /// Remote QP number (RC/UC).
     pub(crate) dest_qp_num: u32,
     /// `IB_ACCESS_REMOTE_*` bits.
-    pub(crate) qp_access_flags: u32,
+    pub(crate) qp_access_flags: AccessFlags,
     /// Capacities (query only).
     pub(crate) cap: QpCap,
     /// Primary address vector.
@@ -317,7 +318,8 @@ impl QpAttr {
             a.dest_qp_num = c.dest_qp_num;
         }
         if has(QpAttrFlag::AccessFlags) {
-            a.qp_access_flags = u32::try_from(c.qp_access_flags).map_err(|_| EINVAL)?;
+            a.qp_access_flags =
+                AccessFlags::from_raw(u32::try_from(c.qp_access_flags).map_err(|_| EINVAL)?);
         }
         if has(QpAttrFlag::Av) {
             a.av = AddressVector::from_c(&c.ah_attr)?;
@@ -415,7 +417,7 @@ impl QpAttr {
         c.rq_psn = self.rq_psn;
         c.sq_psn = self.sq_psn;
         c.dest_qp_num = self.dest_qp_num;
-        c.qp_access_flags = i32::try_from(self.qp_access_flags).unwrap_or(0);
+        c.qp_access_flags = i32::try_from(self.qp_access_flags.raw()).unwrap_or(0);
         self.cap.write_to(&mut c.cap);
         self.av.write_to(&mut c.ah_attr, self.port_num);
         c.pkey_index = self.pkey_index;

@@ -8,6 +8,7 @@
 
 use super::{
     ah::Ah,
+    mr::AccessFlags,
     DeviceOps,
     Mr, //
 };
@@ -193,7 +194,7 @@ pub(crate) struct RegMr<'a, T: DeviceOps> {
     /// The MR (of this device).
     pub(crate) mr: &'a Mr<T>,
     pub(crate) key: u32,
-    pub(crate) access: u32,
+    pub(crate) access: AccessFlags,
 }
 
 /// A kernel send work request.
@@ -300,7 +301,7 @@ impl<'a, T: DeviceOps + 'a> Iterator for SendWrChain<'a, '_, T> {
                     // SAFETY: An MR of this `Device<T>`, live while the request is posted.
                     mr: unsafe { Mr::from_raw(r.mr) },
                     key: r.key,
-                    access: u32::try_from(r.access).unwrap_or(0),
+                    access: AccessFlags::from_raw(u32::try_from(r.access).unwrap_or(0)),
                 });
             }
             bindings::ib_wr_opcode_IB_WR_SEND | bindings::ib_wr_opcode_IB_WR_SEND_WITH_IMM

@@ -22,6 +22,8 @@ use crate::{
     counters::Counter,
     device::RrxeDevice,
     ib::{
+        Access,
+        AccessFlags,
         Device,
         Mr,
         Qp, //
@@ -48,11 +50,6 @@ use crate::{
         },
     },
     verbs::cq::RrxeCq,
-    verbs::mr::{
-        ACCESS_LOCAL_WRITE,
-        ACCESS_REMOTE_READ,
-        ACCESS_REMOTE_WRITE, //
-    },
     verbs::qp::RrxeQp,
 };
 use kernel::prelude::*;
@@ -101,7 +98,7 @@ impl Segs {
         dev: &Device<RrxeDevice>,
         pd: usize,
         sges: impl Iterator<Item = Option<Sge>>,
-        access: u32,
+        access: AccessFlags,
     ) -> Option<Self> {
         let mut s = Self::new();
         for sge in sges {
@@ -110,7 +107,7 @@ impl Segs {
                 continue;
             }
             let mr = dev.lookup_mr(sge.lkey, pd)?;
-            if access != 0 && mr.access() & access == 0 && !mr.is_dma() {
+            if !access.is_empty() && !mr.access().contains_any(access) && !mr.is_dma() {
                 return None;
             }
             mr.span(sge.addr, sge.length as usize).ok()?;
@@ -160,7 +157,7 @@ fn remote(
     rkey: u32,
     va: u64,
     len: u32,
-    access: u32,
+    access: AccessFlags,
 ) -> Option<Segs> {
     let mut s = Segs::new();
     if len == 0 {
@@ -287,14 +284,28 @@ fn execute(
             if r.resources.is_empty() {
                 return None;
             }
-            let local = Segs::local(dev, snap.pd, sges, ACCESS_LOCAL_WRITE)?;
-            let src = remote(dest, dsnap, rkey?, w.iova, w.length, ACCESS_REMOTE_READ)?;
+            let local = Segs::local(dev, snap.pd, sges, Access::LocalWrite.into())?;
+            let src = remote(
+                dest,
+                dsnap,
+                rkey?,
+                w.iova,
+                w.length,
+                Access::RemoteRead.into(),
+            )?;
             copy(&local, &src, w.length).ok()?;
             Some(WcStatus::Success)
         }
         WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => {
-            let src = Segs::local(dev, snap.pd, sges, 0)?;
-            let dst = remote(dest, dsnap, rkey?, w.iova, w.length, ACCESS_REMOTE_WRITE)?;
+            let src = Segs::local(dev, snap.pd, sges, AccessFlags::empty())?;
+            let dst = remote(
+                dest,
+                dsnap,
+                rkey?,
+                w.iova,
+                w.length,
+                Access::RemoteWrite.into(),
+            )?;
             let imm = w.opcode == WrOpcode::RdmaWriteWithImm;
             if imm && !has_recv(dest, r) {
                 return None;
@@ -306,7 +317,7 @@ fn execute(
             Some(WcStatus::Success)
         }
         _ => {
-            let src = Segs::local(dev, snap.pd, sges, 0)?;
+            let src = Segs::local(dev, snap.pd, sges, AccessFlags::empty())?;
             if !has_recv(dest, r) {
                 return None;
             }
@@ -349,7 +360,7 @@ fn deliver_recv(
                 dest.device(),
                 dsnap.pd,
                 r.sges.iter().map(|s| Some(*s)),
-                ACCESS_LOCAL_WRITE,
+                Access::LocalWrite.into(),
             )
         } else {
             None

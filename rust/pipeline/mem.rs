@@ -14,10 +14,12 @@ use super::{
 };
 use crate::{
     device::RrxeDevice,
-    ib::Qp,
+    ib::{
+        self,
+        Qp, //
+    },
     mm::Fill,
     proto::wqe::Sge, //
-    verbs::mr::ACCESS_LOCAL_WRITE,
 };
 use kernel::prelude::*;
 
@@ -120,7 +122,7 @@ pub(crate) fn scatter_at(
 ) -> Result {
     walk(num_sge, sge_at, offset, data.len(), |sge, skip, r| {
         let mr = qp.device().lookup_mr(sge.lkey, snap.pd).ok_or(EINVAL)?;
-        if mr.access() & ACCESS_LOCAL_WRITE == 0 && !mr.is_dma() {
+        if !mr.access().contains(ib::Access::LocalWrite) && !mr.is_dma() {
             return Err(EACCES);
         }
         let a = access(sge, skip, r.len(), true)?;

@@ -9,15 +9,12 @@ use crate::sync::ObjRef;
 use crate::{
     device::RrxeDevice,
     ib::{
+        Access,
+        AccessFlags,
         Mr,
         Qp, //
     },
     proto::hdr::Aeth,
-    verbs::mr::{
-        ACCESS_LOCAL_WRITE,
-        ACCESS_REMOTE_ATOMIC,
-        ACCESS_REMOTE_WRITE, //
-    },
     verbs::mw::QpToken,
 };
 use kernel::{
@@ -42,12 +39,12 @@ pub(crate) fn resolve(
     qp: &Qp<RrxeDevice>,
     snap: &Snapshot,
     rkey: u32,
-    access: u32,
+    access: AccessFlags,
     va: u64,
     len: u64,
 ) -> Result<Target, u8> {
     const DENIED: u8 = Aeth::NAK_REMOTE_ACCESS_ERROR;
-    if snap.access & access != access {
+    if !snap.access.contains_all(access) {
         return Err(DENIED);
     }
     let dev = qp.device();
@@ -63,8 +60,8 @@ pub(crate) fn resolve(
         }
         // The region must still allow what the window grants (its rights may have been
         // re-registered since the bind) and still hold the window's range.
-        let writes = access & (ACCESS_REMOTE_WRITE | ACCESS_REMOTE_ATOMIC) != 0;
-        if writes && mr.access() & ACCESS_LOCAL_WRITE == 0 {
+        let writes = access.contains_any(Access::RemoteWrite | Access::RemoteAtomic);
+        if writes && !mr.access().contains(Access::LocalWrite) {
             return Err(DENIED);
         }
         if len != 0 {
@@ -73,7 +70,7 @@ pub(crate) fn resolve(
         return Ok(Target { mr, va: t.va });
     }
     let mr = dev.lookup_mr(rkey, snap.pd).ok_or(DENIED)?;
-    if mr.access() & access != access {
+    if !mr.access().contains_all(access) {
         return Err(DENIED);
     }
     if len != 0 {

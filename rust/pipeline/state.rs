@@ -32,6 +32,7 @@ use crate::sync::{
 use crate::{
     device::RrxeDevice,
     ib::{
+        AccessFlags,
         AddressVector,
         Qp,
         QpAttr, //
@@ -77,7 +78,7 @@ pub(crate) struct Snapshot {
     pub(crate) av: AddressVector,
     pub(crate) qkey: u32,
     /// `IB_ACCESS_REMOTE_*` rights of the QP.
-    pub(crate) access: u32,
+    pub(crate) access: AccessFlags,
     pub(crate) timeout: u8,
     pub(crate) min_rnr_timer: u8,
     pub(crate) max_rd_atomic: u8,

@@ -12,6 +12,8 @@ use crate::sync::SpinLockIrq;
 use crate::{
     device::RrxeDevice,
     ib::{
+        Access,
+        AccessFlags,
         Device,
         Mr,
         MrKeys,
@@ -81,24 +83,11 @@ pub(crate) struct RrxeMr {
     binds: Arc<Atomic<u32>>,
 }
 
-/// `IB_ACCESS_LOCAL_WRITE`.
-pub(crate) const ACCESS_LOCAL_WRITE: u32 = 1;
-/// `IB_ACCESS_REMOTE_WRITE`.
-pub(crate) const ACCESS_REMOTE_WRITE: u32 = 1 << 1;
-/// `IB_ACCESS_REMOTE_READ`.
-pub(crate) const ACCESS_REMOTE_READ: u32 = 1 << 2;
-/// `IB_ACCESS_REMOTE_ATOMIC`.
-pub(crate) const ACCESS_REMOTE_ATOMIC: u32 = 1 << 3;
-/// `IB_ACCESS_FLUSH_GLOBAL`: FLUSH requests for global visibility may name the region.
-pub(crate) const ACCESS_FLUSH_GLOBAL: u32 = 1 << 8;
-/// `IB_ACCESS_FLUSH_PERSISTENT`: FLUSH requests for persistence may name the region.
-pub(crate) const ACCESS_FLUSH_PERSISTENT: u32 = 1 << 9;
-
 /// Refuses `IB_ACCESS_FLUSH_PERSISTENT`: it promises that a FLUSH makes the region durable,
 /// which only persistent memory can keep (C rxe refuses it for pages that are not pmem; we
 /// support no persistent memory at all).
-fn check_persistence(access: u32) -> Result {
-    if access & ACCESS_FLUSH_PERSISTENT != 0 {
+fn check_persistence(access: AccessFlags) -> Result {
+    if access.contains(Access::FlushPersistent) {
         return Err(EINVAL);
     }
     Ok(())
@@ -117,7 +106,7 @@ impl RrxeMr {
     fn new(
         dev: &Device<RrxeDevice>,
         kind: MrKind,
-        access: u32,
+        access: AccessFlags,
         iova: u64,
         length: u64,
     ) -> Result<(Self, MrKeys)> {
@@ -127,7 +116,7 @@ impl RrxeMr {
             Self {
                 index,
                 kind,
-                access: Atomic::new(access),
+                access: Atomic::new(access.raw()),
                 iova,
                 length,
                 binds: Arc::new(Atomic::new(0), GFP_KERNEL)?,
@@ -147,8 +136,8 @@ impl RrxeMr {
     }
 
     /// The `IB_ACCESS_*` rights.
-    pub(crate) fn access(&self) -> u32 {
-        self.access.load(Relaxed)
+    pub(crate) fn access(&self) -> AccessFlags {
+        AccessFlags::from_raw(self.access.load(Relaxed))
     }
 
     /// The count of memory windows bound to the region.
@@ -239,7 +228,7 @@ impl RrxeMr {
         let MrKind::OnDemand { odp } = &self.kind else {
             return Err(EINVAL);
         };
-        if advice == Prefetch::Write && self.access() & ACCESS_LOCAL_WRITE == 0 {
+        if advice == Prefetch::Write && !self.access().contains(Access::LocalWrite) {
             return Err(EPERM);
         }
         let mut done = 0u64;
@@ -324,7 +313,7 @@ impl RrxeMr {
 
     /// Re-registration in place: a new PD (moved by ib_core) and/or new access rights, which
     /// the pinned pages must allow (`EACCES` for write access to read-only memory).
-    pub(crate) fn rereg(mr: &Mr<RrxeDevice>, flags: u32, access: u32) -> Result {
+    pub(crate) fn rereg(mr: &Mr<RrxeDevice>, flags: u32, access: AccessFlags) -> Result {
         match &mr.kind {
             MrKind::User { umem } => umem.check_rereg(flags, access)?,
             // The umem's writability and paging mode are fixed at registration.
@@ -335,7 +324,7 @@ impl RrxeMr {
         }
         if flags & REREG_ACCESS != 0 {
             check_persistence(access)?;
-            mr.access.store(access, Relaxed);
+            mr.access.store(access.raw(), Relaxed);
         }
         Ok(())
     }
@@ -345,7 +334,7 @@ impl RrxeMr {
         dev: &Device<RrxeDevice>,
         umem: Umem,
         iova: u64,
-        access: u32,
+        access: AccessFlags,
     ) -> Result<(Self, MrKeys)> {
         check_persistence(access)?;
         let len = umem.len();
@@ -358,7 +347,7 @@ impl RrxeMr {
         dev: &Device<RrxeDevice>,
         odp: UmemOdp,
         iova: u64,
-        access: u32,
+        access: AccessFlags,
     ) -> Result<(Self, MrKeys)> {
         check_persistence(access)?;
         let len = odp.len();
@@ -369,7 +358,7 @@ impl RrxeMr {
     /// The DMA MR of a kernel PD.
     pub(crate) fn dma(
         dev: &Device<RrxeDevice>,
-        access: u32,
+        access: AccessFlags,
         kernel: KernelConsumer,
     ) -> Result<(Self, MrKeys)> {
         Self::new(dev, MrKind::Dma(kernel), access, 0, u64::MAX)

@@ -12,6 +12,8 @@
 use crate::{
     device::RrxeDevice,
     ib::{
+        Access,
+        AccessFlags,
         Device,
         Mr,
         MwType, //
@@ -19,11 +21,6 @@ use crate::{
     index::PoolIndex,
     kernel_ext::random_u8,
     table::SparseTable,
-    verbs::mr::{
-        ACCESS_LOCAL_WRITE,
-        ACCESS_REMOTE_ATOMIC,
-        ACCESS_REMOTE_WRITE, //
-    },
 };
 use crate::{
     new_spinlock_irq,
@@ -40,27 +37,24 @@ use kernel::{
     },
 };
 
-/// `IB_ACCESS_MW_BIND`: the MR may carry windows.
-pub(crate) const ACCESS_MW_BIND: u32 = 1 << 4;
-/// `IB_ZERO_BASED`: remote addresses count from the start of the window.
-pub(crate) const ACCESS_ZERO_BASED: u32 = 1 << 5;
-
 /// The window rights a bind may grant.
-const WINDOW_ACCESS: u32 = crate::verbs::mr::ACCESS_REMOTE_READ
-    | ACCESS_REMOTE_WRITE
-    | ACCESS_REMOTE_ATOMIC
-    | ACCESS_ZERO_BASED
-    | crate::verbs::mr::ACCESS_FLUSH_GLOBAL;
-
-/// `IB_ACCESS_OPTIONAL`: hints (relaxed ordering) a driver may ignore.
-const ACCESS_OPTIONAL: u32 = 0x3ff0_0000;
+const WINDOW_ACCESS: AccessFlags = AccessFlags::of(&[
+    Access::RemoteRead,
+    Access::RemoteWrite,
+    Access::RemoteAtomic,
+    Access::ZeroBased,
+    Access::FlushGlobal,
+]);
 
 /// The rights a bind request may name: the window's, plus the local rights of a region and the
-/// optional hints. rdma-core's callers bind with the rights they registered the region with
-/// (its test suite binds with `REMOTE_WRITE | LOCAL_WRITE`) and C rxe accepts every right a
-/// region may have (`RXE_ACCESS_SUPPORTED_MW`). Local rights mean nothing for a window, which
-/// only remote requests use: they are accepted and dropped, never recorded.
-const BIND_ACCESS: u32 = WINDOW_ACCESS | ACCESS_LOCAL_WRITE | ACCESS_MW_BIND | ACCESS_OPTIONAL;
+/// optional hints (`IB_ACCESS_OPTIONAL`: relaxed ordering, which a driver may ignore).
+/// rdma-core's callers bind with the rights they registered the region with (its test suite
+/// binds with `REMOTE_WRITE | LOCAL_WRITE`) and C rxe accepts every right a region may have
+/// (`RXE_ACCESS_SUPPORTED_MW`). Local rights mean nothing for a window, which only remote
+/// requests use: they are accepted and dropped, never recorded.
+const BIND_ACCESS: AccessFlags = WINDOW_ACCESS
+    .with(AccessFlags::of(&[Access::LocalWrite, Access::MwBind]))
+    .with(AccessFlags::OPTIONAL);
 
 /// The table the data path finds windows in, by index.
 pub(crate) type MwTable = SparseTable<Arc<MwState>>;
@@ -78,8 +72,8 @@ struct Binding {
     /// The first MR address of the window.
     addr: u64,
     length: u64,
-    /// The window's `IB_ACCESS_*` rights.
-    access: u32,
+    /// The window's rights.
+    access: AccessFlags,
     /// The QP a type 2 window is bound to.
     qp: Option<QpToken>,
 }
@@ -116,7 +110,7 @@ pub(crate) struct BindRequest {
     pub(crate) mw_rkey: u32,
     /// The rkey after the bind: only its low byte is taken.
     pub(crate) new_rkey: u32,
-    pub(crate) access: u32,
+    pub(crate) access: AccessFlags,
 }
 
 /// Where a remote access through a window lands.
@@ -141,25 +135,25 @@ impl MwState {
         pd: usize,
         qp: &QpToken,
     ) -> Result {
-        if self.pd != pd || req.access & !BIND_ACCESS != 0 {
+        if self.pd != pd || req.access.outside(BIND_ACCESS) {
             return Err(EINVAL);
         }
         let access = req.access & WINDOW_ACCESS;
-        if self.mw_type == MwType::Type1 && access & ACCESS_ZERO_BASED != 0 {
+        if self.mw_type == MwType::Type1 && access.contains(Access::ZeroBased) {
             return Err(EINVAL);
         }
         // A zero-length bind names no region (it unbinds a type 1 window).
         let target = match mr {
             Some(mr) if req.length != 0 => {
                 if mr.pd_id() != pd
-                    || mr.access() & ACCESS_MW_BIND == 0
+                    || !mr.access().contains(Access::MwBind)
                     || !mr.can_hold_window(req.addr, req.length)
                 {
                     return Err(EINVAL);
                 }
                 // Remote writes and atomics through a window need the MR's local write right.
-                if access & (ACCESS_REMOTE_WRITE | ACCESS_REMOTE_ATOMIC) != 0
-                    && mr.access() & ACCESS_LOCAL_WRITE == 0
+                if access.contains_any(Access::RemoteWrite | Access::RemoteAtomic)
+                    && !mr.access().contains(Access::LocalWrite)
                 {
                     return Err(EINVAL);
                 }
@@ -228,7 +222,7 @@ impl MwState {
         rkey: u32,
         pd: usize,
         qp: &QpToken,
-        access: u32,
+        access: AccessFlags,
         va: u64,
         len: u64,
     ) -> Option<WindowTarget> {
@@ -237,7 +231,7 @@ impl MwState {
         }
         let inner = self.inner.lock();
         let b = inner.binding.as_ref()?;
-        if inner.rkey != rkey || b.access & access != access {
+        if inner.rkey != rkey || !b.access.contains_all(access) {
             return None;
         }
         if let Some(bound) = b.qp.as_ref() {
@@ -245,7 +239,7 @@ impl MwState {
                 return None;
             }
         }
-        let off = if b.access & ACCESS_ZERO_BASED != 0 {
+        let off = if b.access.contains(Access::ZeroBased) {
             va
         } else {
             va.checked_sub(b.addr)?

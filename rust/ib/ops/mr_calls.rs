@@ -26,8 +26,8 @@ impl<T: DeviceOps> Adapter<T> {
             let ib = unsafe { (*pd).device };
             // SAFETY: One of our devices.
             let dev = unsafe { Self::dev(ib) };
-            let rights = u32::try_from(access).map_err(|_| EINVAL)?;
-            let (data, keys) = if rights & bindings::ib_access_flags_IB_ACCESS_ON_DEMAND != 0 {
+            let rights = AccessFlags::from_raw(u32::try_from(access).map_err(|_| EINVAL)?);
+            let (data, keys) = if rights.contains(Access::OnDemand) {
                 // SAFETY: Registered device, process context of the registering process.
                 let odp = unsafe { UmemOdp::get(ib, start, length, access) }?;
                 T::reg_odp_mr(dev, odp, iova, rights)?
@@ -110,7 +110,8 @@ impl<T: DeviceOps> Adapter<T> {
             }
             // SAFETY: One of our MRs, alive for this call.
             let mr = unsafe { Mr::<T>::from_raw(mr) };
-            T::rereg_user_mr(mr, flags, u32::try_from(access).map_err(|_| EINVAL)?)
+            let access = AccessFlags::from_raw(u32::try_from(access).map_err(|_| EINVAL)?);
+            T::rereg_user_mr(mr, flags, access)
         })();
         // NULL: re-registered in place.
         r.map_or_else(|e| e.to_ptr(), |()| core::ptr::null_mut())
@@ -178,7 +179,7 @@ impl<T: DeviceOps> Adapter<T> {
         let r = (|| {
             // SAFETY: A PD of one of our devices.
             let dev = unsafe { Self::dev((*pd).device) };
-            let access = u32::try_from(access).map_err(|_| EINVAL)?;
+            let access = AccessFlags::from_raw(u32::try_from(access).map_err(|_| EINVAL)?);
             // SAFETY: Only kernel consumers get a DMA MR (uverbs has no command for it).
             let kernel = unsafe { KernelConsumer::new() };
             let (data, keys) = T::get_dma_mr(dev, access, kernel)?;

@@ -7,7 +7,10 @@
 use super::Start;
 use crate::{
     device::RrxeDevice,
-    ib::Qp,
+    ib::{
+        AccessFlags,
+        Qp, //
+    },
     pipeline::{
         rkey,
         state::{
@@ -53,7 +56,7 @@ pub(super) fn fast_register(
     let ok = qp
         .device()
         .lookup_mr((r.mr_index << 8) | (r.key & 0xff), snap.pd)
-        .is_some_and(|mr| RrxeMr::fast_register(&mr, r.access).is_ok());
+        .is_some_and(|mr| RrxeMr::fast_register(&mr, AccessFlags::from_raw(r.access)).is_ok());
     let signaled = snap.sq_sig_all || r.flags & SendFlags::SIGNALED != 0;
     let t = Track::new(r.wr_id, WrOpcode::LocalInv, signaled, st.psn, 0);
     finish(st, t, ok, WcStatus::MwBindErr)
@@ -103,7 +106,7 @@ fn bind_mw(qp: &Qp<RrxeDevice>, snap: &Snapshot, w: &SendWqe) -> Result {
         length,
         mw_rkey,
         new_rkey: rkey,
-        access,
+        access: AccessFlags::from_raw(access),
     };
     mw.bind(&req, mr.as_deref(), snap.pd, qp.mw_token())
 }

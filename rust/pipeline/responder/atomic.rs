@@ -23,14 +23,12 @@ use super::{
 };
 use crate::{
     device::RrxeDevice,
-    ib::Qp,
-    proto::{hdr::Aeth, opcode::OpKind, packet::ParsedHeaders, wqe},
-    verbs::mr::{
-        ACCESS_FLUSH_GLOBAL,
-        ACCESS_FLUSH_PERSISTENT,
-        ACCESS_REMOTE_ATOMIC,
-        ACCESS_REMOTE_WRITE, //
+    ib::{
+        self,
+        AccessFlags,
+        Qp, //
     },
+    proto::{hdr::Aeth, opcode::OpKind, packet::ParsedHeaders, wqe},
 };
 use core::sync::atomic::Ordering::SeqCst;
 use kernel::error::code::EAGAIN;
@@ -51,7 +49,7 @@ pub(super) fn compare_swap_or_fetch_add(
         reply::nak(qp, snap, st, Aeth::NAK_INVALID_REQUEST, out);
         return Err(DropReason::Malformed);
     }
-    let t = match rkey::resolve(qp, snap, a.rkey, ACCESS_REMOTE_ATOMIC, a.va, 8) {
+    let t = match rkey::resolve(qp, snap, a.rkey, ib::Access::RemoteAtomic.into(), a.va, 8) {
         Ok(t) => t,
         Err(s) => {
             reply::nak(qp, snap, st, s, out);
@@ -109,16 +107,23 @@ pub(super) fn atomic_write(
         reply::nak(qp, snap, st, Aeth::NAK_INVALID_REQUEST, out);
         return Err(DropReason::LengthError);
     }
-    let stored =
-        rkey::resolve(qp, snap, reth.rkey, ACCESS_REMOTE_WRITE, reth.va, 8).and_then(|t| {
-            let r =
-                t.mr.atomic_u64(t.va, |w| w.store(u64::from_ne_bytes(value), SeqCst));
-            match odp::check(qp, Side::Recv, &t.mr, Access::word(t.va), r) {
-                Ok(()) => Ok(true),
-                Err(e) if e == EAGAIN => Ok(false),
-                Err(_) => Err(Aeth::NAK_REMOTE_ACCESS_ERROR),
-            }
-        });
+    let stored = rkey::resolve(
+        qp,
+        snap,
+        reth.rkey,
+        ib::Access::RemoteWrite.into(),
+        reth.va,
+        8,
+    )
+    .and_then(|t| {
+        let r =
+            t.mr.atomic_u64(t.va, |w| w.store(u64::from_ne_bytes(value), SeqCst));
+        match odp::check(qp, Side::Recv, &t.mr, Access::word(t.va), r) {
+            Ok(()) => Ok(true),
+            Err(e) if e == EAGAIN => Ok(false),
+            Err(_) => Err(Aeth::NAK_REMOTE_ACCESS_ERROR),
+        }
+    });
     match stored {
         Ok(true) => {}
         // Not executed: the packet is handled again once the page is in.
@@ -159,12 +164,12 @@ pub(super) fn flush(
         reply::nak(qp, snap, st, Aeth::NAK_INVALID_REQUEST, out);
         return Err(DropReason::Malformed);
     }
-    let mut access = 0;
+    let mut access = AccessFlags::empty();
     if kind & wqe::FLUSH_GLOBAL != 0 {
-        access |= ACCESS_FLUSH_GLOBAL;
+        access |= ib::Access::FlushGlobal;
     }
     if kind & wqe::FLUSH_PERSISTENT != 0 {
-        access |= ACCESS_FLUSH_PERSISTENT;
+        access |= ib::Access::FlushPersistent;
     }
     let len = if whole { 0 } else { u64::from(reth.dma_len) };
     let flushed = rkey::resolve(qp, snap, reth.rkey, access, reth.va, len).and_then(|t| {

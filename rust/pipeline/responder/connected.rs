@@ -16,7 +16,10 @@ use super::{
 use crate::{
     counters::Counter,
     device::RrxeDevice,
-    ib::Qp,
+    ib::{
+        self,
+        Qp, //
+    },
     pipeline::{
         mem,
         odp::{
@@ -50,10 +53,6 @@ use crate::{
             self,
             RespPsn, //
         },
-    },
-    verbs::mr::{
-        ACCESS_REMOTE_READ,
-        ACCESS_REMOTE_WRITE, //
     },
 };
 use kernel::prelude::*;
@@ -347,7 +346,7 @@ impl<'a> Request<'a> {
                 self.qp,
                 self.snap,
                 reth.rkey,
-                ACCESS_REMOTE_WRITE,
+                ib::Access::RemoteWrite.into(),
                 reth.va,
                 len,
             );
@@ -385,18 +384,25 @@ impl<'a> Request<'a> {
         // The range was resolved whole at the first packet (so `va + len` cannot wrap there);
         // it is resolved again per packet as the key may have been invalidated.
         let rest = u64::from(w.remaining);
-        let r = rkey::resolve(qp, snap, w.rkey, ACCESS_REMOTE_WRITE, w.va, len as u64)
-            .map_err(|_| EFAULT)
-            .and_then(|t| {
-                let r = t.mr.write(t.va, payload);
-                let a = Access {
-                    va: t.va,
-                    need: len as u64,
-                    ahead: rest,
-                    write: true,
-                };
-                odp::check(qp, Side::Recv, &t.mr, a, r)
-            });
+        let r = rkey::resolve(
+            qp,
+            snap,
+            w.rkey,
+            ib::Access::RemoteWrite.into(),
+            w.va,
+            len as u64,
+        )
+        .map_err(|_| EFAULT)
+        .and_then(|t| {
+            let r = t.mr.write(t.va, payload);
+            let a = Access {
+                va: t.va,
+                need: len as u64,
+                ahead: rest,
+                write: true,
+            };
+            odp::check(qp, Side::Recv, &t.mr, a, r)
+        });
         match (r, w.va.checked_add(len as u64)) {
             // A page is being faulted in: the packet is handled again (its first packet sets
             // the progress up again; nothing advanced).
@@ -440,7 +446,14 @@ impl<'a> Request<'a> {
             return Err(DropReason::Malformed.into());
         };
         let len = u64::from(reth.dma_len);
-        if let Err(s) = rkey::resolve(self.qp, snap, reth.rkey, ACCESS_REMOTE_READ, reth.va, len) {
+        if let Err(s) = rkey::resolve(
+            self.qp,
+            snap,
+            reth.rkey,
+            ib::Access::RemoteRead.into(),
+            reth.va,
+            len,
+        ) {
             self.nak(st, out, s);
             return Err(DropReason::BadRkey.into());
         }

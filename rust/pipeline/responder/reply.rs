@@ -24,7 +24,10 @@ use super::{
 };
 use crate::{
     device::RrxeDevice,
-    ib::Qp,
+    ib::{
+        self,
+        Qp, //
+    },
     mm::Fill,
     proto::{
         hdr::{
@@ -48,7 +51,6 @@ use crate::{
             DuplicateAction, //
         },
     },
-    verbs::mr::ACCESS_REMOTE_READ,
 };
 use kernel::prelude::*;
 
@@ -154,7 +156,8 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
         let item = va
             .ok_or(EFAULT)
             .and_then(|va| {
-                rkey::resolve(qp, snap, rkey, ACCESS_REMOTE_READ, va, n as u64).map_err(|_| EFAULT)
+                rkey::resolve(qp, snap, rkey, ib::Access::RemoteRead.into(), va, n as u64)
+                    .map_err(|_| EFAULT)
             })
             .and_then(|t| {
                 response(qp, snap, opcode, psn, (aeth, None), n, |dst| {
@@ -311,7 +314,9 @@ pub(super) fn duplicate(
                         return Err(DropReason::Duplicate);
                     }
                     let whole = u64::from(len);
-                    if rkey::resolve(qp, snap, rkey, ACCESS_REMOTE_READ, va, whole).is_err() {
+                    if rkey::resolve(qp, snap, rkey, ib::Access::RemoteRead.into(), va, whole)
+                        .is_err()
+                    {
                         return Err(DropReason::BadRkey);
                     }
                     st.read = Some(ReadOut {

@@ -13,6 +13,7 @@ use super::{
 use crate::{
     device::RrxeDevice,
     ib::{
+        AccessFlags,
         Device,
         Mr,
         MrKeys, //
@@ -111,7 +112,13 @@ impl RrxeMr {
             }),
             GFP_KERNEL,
         )?;
-        Self::new(dev, MrKind::FastReg { pages, kernel }, 0, 0, 0)
+        Self::new(
+            dev,
+            MrKind::FastReg { pages, kernel },
+            AccessFlags::empty(),
+            0,
+            0,
+        )
     }
 
     /// Starts a new page list (`map_mr_sg`); only fast-registration MRs have one.
@@ -139,7 +146,7 @@ impl RrxeMr {
 
     /// Executes a fast registration (`IB_WR_REG_MR`): the page list `map_mr_sg` built becomes
     /// the MR's valid mapping with `access`. `EINVAL` for other MRs or a list too short.
-    pub(crate) fn fast_register(mr: &Mr<RrxeDevice>, access: u32) -> Result {
+    pub(crate) fn fast_register(mr: &Mr<RrxeDevice>, access: AccessFlags) -> Result {
         let MrKind::FastReg { pages, .. } = &mr.kind else {
             return Err(EINVAL);
         };
@@ -161,7 +168,7 @@ impl RrxeMr {
         p.page_size = page_size;
         p.valid = true;
         drop(p);
-        mr.access.store(access, Relaxed);
+        mr.access.store(access.raw(), Relaxed);
         Ok(())
     }
 

@@ -91,7 +91,7 @@ impl RrxeQp {
                 flags: wr.send_flags,
                 mr_index: reg.mr.index(),
                 key: reg.key,
-                access: reg.access,
+                access: reg.access.raw(),
             };
             wqe_encode::encode_reg_wqe(slot, &r).map_err(|_| EINVAL)?;
             return sq.ring.push_local(slot);
