@@ -3,10 +3,11 @@
 //! The per-QP state of the packet pipeline: the sender side (requester and completer share
 //! it: they walk the same send queue) and the receiver side (responder), each under its own
 //! spinlock, plus the run gate, the inbox of received packets and the retransmission timer.
-//! The receiver side's types are in [`recv`].
+//! The sender side's types are in [`send`], the receiver side's in [`recv`].
 
 pub(crate) mod odp;
 mod recv;
+mod send;
 
 pub(crate) use recv::{
     ReadOut,
@@ -17,14 +18,16 @@ pub(crate) use recv::{
     TakenRecv,
     WriteProgress, //
 };
-
-use super::{
-    gate::RunGate,
-    sinks::{
-        ReadSinks,
-        SinkRef, //
-    },
+pub(crate) use send::{
+    Progress,
+    Resume,
+    SendState,
+    SendWait,
+    Track,
+    TRACK_WINDOW, //
 };
+
+use super::{gate::RunGate, sinks::ReadSinks};
 use crate::sync::{
     RefTimer,
     RefWork, //
@@ -41,26 +44,12 @@ use crate::{
         SkbQueue,
         TxSocket, //
     },
-    proto::{
-        cqe::WcStatus,
-        psn::{
-            cmp_psn,
-            Psn, //
-        },
-        qp_state::QpState,
-        retry::RetryCounter,
-        seq::ReackPsn,
-        wqe::{
-            SendWqe,
-            WrOpcode, //
-        },
-    },
+    proto::{psn::Psn, qp_state::QpState, retry::RetryCounter, seq::ReackPsn, wqe::WrOpcode},
 };
 use crate::{
     new_spinlock_irq,
     sync::SpinLockIrq, //
 };
-use core::cmp::Ordering;
 use kernel::{
     alloc::KVVec,
     prelude::*, //
@@ -91,240 +80,27 @@ pub(crate) struct Snapshot {
     pub(crate) src_port: u16,
 }
 
-/// A send WQE that has been started (some or all of its packets handed out) and is not yet
-/// completed. Entries are in send queue order; entry `i` is ring slot `consumer + i`.
-#[derive(Clone, Copy)]
-pub(crate) struct Track {
-    pub(crate) wr_id: u64,
-    pub(crate) opcode: WrOpcode,
-    pub(crate) signaled: bool,
-    /// The PSN of the first request packet.
-    pub(crate) first_psn: Psn,
-    /// The last PSN the operation uses (for reads, that of the last response).
-    pub(crate) last_psn: Psn,
-    /// The message length.
-    pub(crate) length: u32,
-    /// Set once the WQE is finished: its completion status (`IB_WC_*`).
-    pub(crate) done: Option<u32>,
-    /// The private copy of the local buffers of a READ or atomic (every WQE answered by a
-    /// response has one while it is outstanding).
-    pub(crate) sink: Option<SinkRef>,
-}
-
-impl Track {
-    /// An entry for a WQE starting at `psn`, not yet finished, without a sink.
-    pub(crate) fn new(wr_id: u64, opcode: WrOpcode, signaled: bool, psn: Psn, length: u32) -> Self {
-        Self {
-            wr_id,
-            opcode,
-            signaled,
-            first_psn: psn,
-            last_psn: psn,
-            length,
-            done: None,
-            sink: None,
-        }
-    }
-
-    /// Whether the responder answers with a READ response or an atomic ACK rather than a
-    /// plain ACK ([`WrOpcode::wants_response`]).
-    pub(crate) fn wants_response(&self) -> bool {
-        self.opcode.wants_response()
-    }
-
-    /// The same entry, finished with `status`.
-    pub(crate) fn finished(mut self, status: WcStatus) -> Self {
-        self.done = Some(status.to_raw());
-        self
-    }
-}
-
-/// The most started, uncompleted send WQEs a QP tracks. A larger send queue does not make the
-/// tracking state larger: the requester waits for completions before it starts more (an RC
-/// requester keeps at most 128 PSNs unacknowledged anyway).
-pub(crate) const TRACK_WINDOW: usize = 256;
-
-/// The WQE the requester is sending.
-pub(crate) struct Progress {
-    /// The WQE, parsed once from `SendState::slot` (its SGE and inline offsets point there).
-    pub(crate) wqe: SendWqe,
-    /// Bytes already sent.
-    pub(crate) offset: u32,
-    /// Packets already sent.
-    pub(crate) sent: u32,
-    /// Packets the message takes.
-    pub(crate) npkts: u32,
-}
-
-/// Where a retransmission resumes the oldest unfinished WQE: the responder acknowledged (or
-/// answered, for a READ) its first `packets` PSNs, so only the rest is sent again (IBA 9.7.5.1.1:
-/// a request may be resent from any packet; C rxe resumes the same way). Checked against the WQE
-/// when it is started again, which is read from the ring again.
-#[derive(Clone, Copy)]
-pub(crate) struct Resume {
-    pub(crate) first_psn: Psn,
-    pub(crate) packets: u32,
-    pub(crate) opcode: WrOpcode,
-    pub(crate) length: u32,
-}
-
-/// What the sender waits for.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SendWait {
-    /// Nothing.
-    None,
-    /// The RNR delay after an RNR NAK.
-    Rnr,
-}
-
-/// Requester and completer state.
-pub(crate) struct SendState {
-    /// The next PSN to send.
-    pub(crate) psn: Psn,
-    /// The oldest PSN not yet acknowledged.
-    pub(crate) comp_psn: Psn,
-    /// One past the newest PSN ever sent: ahead of `psn` while a retransmission goes over
-    /// PSNs sent before, whose acknowledgements (late, not lost) are still good.
-    pub(crate) sent_to: Psn,
-    /// The newest PSN a late acknowledgement covered past `psn`: after a rewind, WQEs started
-    /// again whose PSNs it covers are done without being sent again ([`Self::take_acked`]).
-    pub(crate) acked_ahead: Option<Psn>,
-    /// Started, uncompleted WQEs: a ring of `track.len()` (at most [`TRACK_WINDOW`]) entries
-    /// from `head`.
-    pub(crate) track: KVVec<Track>,
-    pub(crate) head: usize,
-    pub(crate) count: usize,
-    /// The WQE being sent (entry `count - 1` of `track`), if it has packets left.
-    pub(crate) cur: Option<Progress>,
-    /// A private copy of the slot of the WQE being sent.
-    pub(crate) slot: KVec<u8>,
-    /// The local buffers of outstanding reads and atomics (the completer's single fetch).
-    pub(crate) sinks: ReadSinks,
-    /// Outstanding RDMA READ and atomic requests (each holds a sink).
-    pub(crate) rd_outstanding: u32,
-    pub(crate) retry: RetryCounter,
-    pub(crate) rnr_retry: RetryCounter,
-    pub(crate) retry_cnt: u8,
-    pub(crate) rnr_retry_cnt: u8,
-    pub(crate) wait: SendWait,
-    /// Progress was made since the timer was last armed.
-    pub(crate) progressed: bool,
-    /// The timer fired and the sender has not looked at it yet.
-    pub(crate) timer_fired: bool,
-    /// Packets since the last AckReq.
-    pub(crate) since_ackreq: u32,
-    /// Set by a retransmission that resumes the oldest WQE mid-message.
-    pub(crate) resume: Option<Resume>,
-    /// The `comp_psn` at which a gap in READ responses last made the completer ask again: one
-    /// retry per gap, not one per response behind it (the timer covers a lost retry).
-    pub(crate) asked_again: Option<Psn>,
-}
-
-impl SendState {
-    /// Starts the PSN sequence at `psn` (the move to RTS).
-    pub(crate) fn start_at(&mut self, psn: Psn) {
-        self.psn = psn;
-        self.comp_psn = psn;
-        self.sent_to = psn;
-        self.acked_ahead = None;
-    }
-
-    /// Moves past `n` PSNs just sent.
-    pub(crate) fn advance(&mut self, n: u32) {
-        self.psn = self.psn.wrapping_add(n);
-        if cmp_psn(self.psn, self.sent_to) == Ordering::Greater {
-            self.sent_to = self.psn;
-        }
-    }
-
-    /// How many of the `psns` PSNs from `first` (a WQE started again after a rewind) the peer
-    /// has acknowledged already ([`Self::acked_ahead`]); the acknowledgement is forgotten once
-    /// the WQEs started again reach past it.
-    pub(crate) fn take_acked(&mut self, first: Psn, psns: u32) -> u32 {
-        let Some(a) = self.acked_ahead else {
-            return 0;
-        };
-        if cmp_psn(a, first) == Ordering::Less {
-            self.acked_ahead = None;
-            return 0;
-        }
-        let n = a.next().distance_from(first);
-        if n <= psns {
-            self.acked_ahead = None;
-        }
-        n.min(psns)
-    }
-
-    /// Moves the next PSN to send forward to `to`, over PSNs the peer has acknowledged.
-    pub(crate) fn skip_acked(&mut self, to: Psn) {
-        if self.comp_psn == self.psn {
-            self.comp_psn = to;
-        }
-        self.psn = to;
-        if cmp_psn(to, self.sent_to) == Ordering::Greater {
-            self.sent_to = to;
-        }
-    }
-
-    /// The index of the oldest started WQE not yet finished, if any.
-    pub(crate) fn oldest_unfinished(&mut self) -> Option<usize> {
-        (0..self.count).find(|&i| self.entry(i).is_some_and(|t| t.done.is_none()))
-    }
-
-    /// The entry `i` places after the oldest.
-    pub(crate) fn entry(&mut self, i: usize) -> Option<&mut Track> {
-        if i >= self.count {
-            return None;
-        }
-        let cap = self.track.len();
-        self.track.get_mut((self.head + i) % cap.max(1))
-    }
-
-    /// Appends an entry; `false` when full.
-    pub(crate) fn push(&mut self, t: Track) -> bool {
-        let cap = self.track.len();
-        if self.count >= cap {
-            return false;
-        }
-        let at = (self.head + self.count) % cap;
-        self.track[at] = t;
-        self.count += 1;
-        true
-    }
-
-    /// Removes the oldest entry.
-    pub(crate) fn pop(&mut self) -> Option<Track> {
-        if self.count == 0 {
-            return None;
-        }
-        let t = self.track[self.head];
-        self.head = (self.head + 1) % self.track.len();
-        self.count -= 1;
-        Some(t)
-    }
-}
-
 /// The id of a QP's retransmission timer.
 pub(crate) const TIMER_RETRANSMIT: u32 = 0;
 
 /// The pipeline part of a QP.
 pub(crate) struct QpPipe {
-    pub(crate) gate: RunGate,
-    pub(crate) inbox: Pin<KBox<SkbQueue>>,
-    pub(crate) send: Pin<KBox<SpinLockIrq<SendState>>>,
-    pub(crate) recv: Pin<KBox<SpinLockIrq<RecvState>>>,
-    pub(crate) timer: Pin<KBox<RefTimer<Qp<RrxeDevice>>>>,
+    pub(in crate::pipeline) gate: RunGate,
+    pub(in crate::pipeline) inbox: Pin<KBox<SkbQueue>>,
+    pub(in crate::pipeline) send: Pin<KBox<SpinLockIrq<SendState>>>,
+    pub(in crate::pipeline) recv: Pin<KBox<SpinLockIrq<RecvState>>>,
+    pub(in crate::pipeline) timer: Pin<KBox<RefTimer<Qp<RrxeDevice>>>>,
     /// Runs the QP's work soon (from the BH workqueue), for callers that may not send
     /// (interrupts disabled) and for runs that used up their budget.
-    pub(crate) kicker: Pin<KBox<RefWork<Qp<RrxeDevice>>>>,
+    pub(in crate::pipeline) kicker: Pin<KBox<RefWork<Qp<RrxeDevice>>>>,
     /// Waiting for page faults of on-demand-paging MRs.
-    pub(crate) odp: odp::OdpWait,
+    pub(in crate::pipeline) odp: odp::OdpWait,
     /// The packets in the network stack and where they were sent from.
-    pub(crate) flow: super::flow::TxFlow,
+    pub(in crate::pipeline) flow: super::flow::TxFlow,
     /// Uncounts the flow's last released packet once its CPU's receive softirq is over.
-    pub(crate) drain: Pin<KBox<RefWork<Qp<RrxeDevice>, super::flow::FlowDrain>>>,
+    pub(in crate::pipeline) drain: Pin<KBox<RefWork<Qp<RrxeDevice>, super::flow::FlowDrain>>>,
     /// Owns the packets the QP sends to the stack.
-    pub(crate) socket: TxSocket<Qp<RrxeDevice>>,
+    pub(in crate::pipeline) socket: TxSocket<Qp<RrxeDevice>>,
 }
 
 fn zeroed(n: usize) -> Result<KVec<u8>> {
@@ -406,6 +182,24 @@ impl QpPipe {
             drain: KBox::pin_init(RefWork::new(), GFP_KERNEL_ACCOUNT)?,
             socket: TxSocket::new()?,
         })
+    }
+
+    /// Replaces the responder's READ/atomic resources (`modify_qp` set `max_dest_rd_atomic`):
+    /// the old ring, and what it kept for duplicates, goes, as in C rxe.
+    pub(crate) fn replace_resources(&self, r: Resources) {
+        let _old = core::mem::replace(&mut self.recv.lock().resources, r);
+    }
+
+    /// Takes the receive WQEs the responder took from the ring (or SRQ) and has not completed,
+    /// oldest first: the one a message in progress fills, and one the direct path took. The QP
+    /// entered ERR: they are flushed before the ring's.
+    pub(crate) fn take_recv_wqes(&self) -> [Option<u64>; 2] {
+        let mut r = self.recv.lock();
+        let filling = r.recv.take().map(|p| p.wr_id);
+        let taken = r.direct_recv.take().map(|t| match t {
+            TakenRecv::Wqe(wr_id, _) | TakenRecv::Malformed(wr_id) => wr_id,
+        });
+        [filling, taken]
     }
 
     /// Stops the QP's timer and deferred work for good (the QP is being destroyed): closed, not

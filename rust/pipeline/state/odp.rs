@@ -52,10 +52,10 @@ struct Fault {
 /// accessed soon), for writing when `write`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Access {
-    pub(crate) va: u64,
-    pub(crate) need: u64,
-    pub(crate) ahead: u64,
-    pub(crate) write: bool,
+    pub(in crate::pipeline) va: u64,
+    pub(in crate::pipeline) need: u64,
+    pub(in crate::pipeline) ahead: u64,
+    pub(in crate::pipeline) write: bool,
 }
 
 /// The faults a QP's sides wait for, and whether the last one failed.

@@ -80,60 +80,60 @@ impl Resources {
 /// Memory is named by rkey and looked up for each packet, never held: a stalled or hostile peer
 /// must not keep an MR from being deregistered.
 pub(crate) struct ReadOut {
-    pub(crate) rkey: u32,
-    pub(crate) va: u64,
-    pub(crate) len: u32,
-    pub(crate) psn: Psn,
-    pub(crate) npkts: u32,
-    pub(crate) sent: u32,
+    pub(in crate::pipeline) rkey: u32,
+    pub(in crate::pipeline) va: u64,
+    pub(in crate::pipeline) len: u32,
+    pub(in crate::pipeline) psn: Psn,
+    pub(in crate::pipeline) npkts: u32,
+    pub(in crate::pipeline) sent: u32,
 }
 
 /// The receive WQE a multi-packet SEND is filling.
 pub(crate) struct RecvProgress {
-    pub(crate) wr_id: u64,
+    pub(in crate::pipeline) wr_id: u64,
     /// Bytes received so far.
-    pub(crate) offset: u32,
+    pub(in crate::pipeline) offset: u32,
     /// Total buffer length.
-    pub(crate) length: u32,
+    pub(in crate::pipeline) length: u32,
 }
 
 /// An RDMA WRITE in progress.
 ///
 /// By rkey, as [`ReadOut`].
 pub(crate) struct WriteProgress {
-    pub(crate) rkey: u32,
-    pub(crate) va: u64,
-    pub(crate) remaining: u32,
+    pub(in crate::pipeline) rkey: u32,
+    pub(in crate::pipeline) va: u64,
+    pub(in crate::pipeline) remaining: u32,
     /// The DMA length of the RETH (reported by a WRITE with immediate's completion).
-    pub(crate) length: u32,
+    pub(in crate::pipeline) length: u32,
 }
 
 /// Responder state.
 pub(crate) struct RecvState {
     /// The PSN expected next.
-    pub(crate) epsn: Psn,
+    pub(in crate::pipeline) epsn: Psn,
     /// Whether, and naming which PSN, a duplicate SEND or WRITE is acknowledged again.
-    pub(crate) reack: ReackPsn,
+    pub(in crate::pipeline) reack: ReackPsn,
     /// Completed request messages (the MSN of ACKs).
-    pub(crate) msn: u32,
+    pub(in crate::pipeline) msn: u32,
     /// The opcode of the previous packet of the current message.
-    pub(crate) last_op: Option<Opcode>,
-    pub(crate) recv: Option<RecvProgress>,
+    pub(in crate::pipeline) last_op: Option<Opcode>,
+    pub(in crate::pipeline) recv: Option<RecvProgress>,
     /// The SGEs of `recv`.
-    pub(crate) sges: KVec<Sge>,
-    pub(crate) write: Option<WriteProgress>,
-    pub(crate) read: Option<ReadOut>,
+    pub(in crate::pipeline) sges: KVec<Sge>,
+    pub(in crate::pipeline) write: Option<WriteProgress>,
+    pub(in crate::pipeline) read: Option<ReadOut>,
     /// READ/atomic resources, as many as `max_dest_rd_atomic`.
-    pub(crate) resources: Resources,
+    pub(in crate::pipeline) resources: Resources,
     /// A PSN sequence error NAK was sent and no in-order packet arrived since.
-    pub(crate) nak_sent: bool,
+    pub(in crate::pipeline) nak_sent: bool,
     /// The PSN to acknowledge at the end of this pass.
-    pub(crate) ack_due: Option<Psn>,
+    pub(in crate::pipeline) ack_due: Option<Psn>,
     /// The slot of a receive WQE being read.
-    pub(crate) slot: KVec<u8>,
+    pub(in crate::pipeline) slot: KVec<u8>,
     /// A receive WQE a direct loopback message took and did not use (SGEs in `sges`), for the
     /// packet path to use next.
-    pub(crate) direct_recv: Option<TakenRecv>,
+    pub(in crate::pipeline) direct_recv: Option<TakenRecv>,
 }
 
 /// A receive WQE taken from the receive queue (or SRQ).

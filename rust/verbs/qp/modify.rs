@@ -19,10 +19,7 @@ use crate::{
     },
     kernel_ext::eopnotsupp,
     limits,
-    pipeline::state::{
-        Resources,
-        TakenRecv, //
-    },
+    pipeline::state::Resources,
     proto::{
         attr_mask::AttrMask,
         cqe::{
@@ -115,8 +112,7 @@ impl RrxeQp {
         let applied = inner.attr;
         drop(inner);
         if let Some(r) = resources {
-            // The old ring (and what it kept for duplicates) goes, as in C rxe.
-            let _old = core::mem::replace(&mut qp.pipe.recv.lock().resources, r);
+            qp.pipe.replace_resources(r);
         }
         qp.pipe.transition(cur, next, &applied);
         if next == QpState::Err && cur != QpState::Err {
@@ -181,14 +177,7 @@ impl RrxeQp {
         if let Some(cq) = &qp.recv_cq {
             // Receive WQEs already taken from the ring (or SRQ): a message in progress, or one
             // the direct path took. Flushed first: they were posted first.
-            let (filling, taken) = {
-                let mut r = qp.pipe.recv.lock();
-                (r.recv.take().map(|p| p.wr_id), r.direct_recv.take())
-            };
-            let taken = taken.map(|t| match t {
-                TakenRecv::Wqe(wr_id, _) | TakenRecv::Malformed(wr_id) => wr_id,
-            });
-            for wr_id in [filling, taken].into_iter().flatten() {
+            for wr_id in qp.pipe.take_recv_wqes().into_iter().flatten() {
                 let cqe = cqe::flush_cqe(wr_id, qpn, Some(WcOpcode::Recv));
                 let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
             }

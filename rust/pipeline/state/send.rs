@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The sender's state, which the requester and the completer share (they walk the same send
+//! queue): the PSNs, the window of started and unfinished WQEs, the copy of the WQE being sent,
+//! the READ sinks, the retry budgets and what the sender waits for.
+
+use super::super::sinks::{
+    ReadSinks,
+    SinkRef, //
+};
+use crate::proto::{
+    cqe::WcStatus,
+    psn::{
+        cmp_psn,
+        Psn, //
+    },
+    retry::RetryCounter,
+    wqe::{
+        SendWqe,
+        WrOpcode, //
+    },
+};
+use core::cmp::Ordering;
+use kernel::{
+    alloc::KVVec,
+    prelude::*, //
+};
+
+/// A send WQE that has been started (some or all of its packets handed out) and is not yet
+/// completed. Entries are in send queue order; entry `i` is ring slot `consumer + i`.
+#[derive(Clone, Copy)]
+pub(crate) struct Track {
+    pub(in crate::pipeline) wr_id: u64,
+    pub(in crate::pipeline) opcode: WrOpcode,
+    pub(in crate::pipeline) signaled: bool,
+    /// The PSN of the first request packet.
+    pub(in crate::pipeline) first_psn: Psn,
+    /// The last PSN the operation uses (for reads, that of the last response).
+    pub(in crate::pipeline) last_psn: Psn,
+    /// The message length.
+    pub(in crate::pipeline) length: u32,
+    /// Set once the WQE is finished: its completion status (`IB_WC_*`).
+    pub(in crate::pipeline) done: Option<u32>,
+    /// The private copy of the local buffers of a READ or atomic (every WQE answered by a
+    /// response has one while it is outstanding).
+    pub(in crate::pipeline) sink: Option<SinkRef>,
+}
+
+impl Track {
+    /// An entry for a WQE starting at `psn`, not yet finished, without a sink.
+    pub(crate) fn new(wr_id: u64, opcode: WrOpcode, signaled: bool, psn: Psn, length: u32) -> Self {
+        Self {
+            wr_id,
+            opcode,
+            signaled,
+            first_psn: psn,
+            last_psn: psn,
+            length,
+            done: None,
+            sink: None,
+        }
+    }
+
+    /// Whether the responder answers with a READ response or an atomic ACK rather than a
+    /// plain ACK ([`WrOpcode::wants_response`]).
+    pub(crate) fn wants_response(&self) -> bool {
+        self.opcode.wants_response()
+    }
+
+    /// The same entry, finished with `status`.
+    pub(crate) fn finished(mut self, status: WcStatus) -> Self {
+        self.done = Some(status.to_raw());
+        self
+    }
+}
+
+/// The most started, uncompleted send WQEs a QP tracks. A larger send queue does not make the
+/// tracking state larger: the requester waits for completions before it starts more (an RC
+/// requester keeps at most 128 PSNs unacknowledged anyway).
+pub(crate) const TRACK_WINDOW: usize = 256;
+
+/// The WQE the requester is sending.
+pub(crate) struct Progress {
+    /// The WQE, parsed once from `SendState::slot` (its SGE and inline offsets point there).
+    pub(in crate::pipeline) wqe: SendWqe,
+    /// Bytes already sent.
+    pub(in crate::pipeline) offset: u32,
+    /// Packets already sent.
+    pub(in crate::pipeline) sent: u32,
+    /// Packets the message takes.
+    pub(in crate::pipeline) npkts: u32,
+}
+
+/// Where a retransmission resumes the oldest unfinished WQE: the responder acknowledged (or
+/// answered, for a READ) its first `packets` PSNs, so only the rest is sent again (IBA 9.7.5.1.1:
+/// a request may be resent from any packet; C rxe resumes the same way). Checked against the WQE
+/// when it is started again, which is read from the ring again.
+#[derive(Clone, Copy)]
+pub(crate) struct Resume {
+    pub(in crate::pipeline) first_psn: Psn,
+    pub(in crate::pipeline) packets: u32,
+    pub(in crate::pipeline) opcode: WrOpcode,
+    pub(in crate::pipeline) length: u32,
+}
+
+/// What the sender waits for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SendWait {
+    /// Nothing.
+    None,
+    /// The RNR delay after an RNR NAK.
+    Rnr,
+}
+
+/// Requester and completer state.
+pub(crate) struct SendState {
+    /// The next PSN to send.
+    pub(in crate::pipeline) psn: Psn,
+    /// The oldest PSN not yet acknowledged.
+    pub(in crate::pipeline) comp_psn: Psn,
+    /// One past the newest PSN ever sent: ahead of `psn` while a retransmission goes over
+    /// PSNs sent before, whose acknowledgements (late, not lost) are still good.
+    pub(in crate::pipeline) sent_to: Psn,
+    /// The newest PSN a late acknowledgement covered past `psn`: after a rewind, WQEs started
+    /// again whose PSNs it covers are done without being sent again ([`Self::take_acked`]).
+    pub(in crate::pipeline) acked_ahead: Option<Psn>,
+    /// Started, uncompleted WQEs: a ring of `track.len()` (at most [`TRACK_WINDOW`]) entries
+    /// from `head`.
+    pub(in crate::pipeline) track: KVVec<Track>,
+    pub(in crate::pipeline) head: usize,
+    pub(in crate::pipeline) count: usize,
+    /// The WQE being sent (entry `count - 1` of `track`), if it has packets left.
+    pub(in crate::pipeline) cur: Option<Progress>,
+    /// A private copy of the slot of the WQE being sent.
+    pub(in crate::pipeline) slot: KVec<u8>,
+    /// The local buffers of outstanding reads and atomics (the completer's single fetch).
+    pub(in crate::pipeline) sinks: ReadSinks,
+    /// Outstanding RDMA READ and atomic requests (each holds a sink).
+    pub(in crate::pipeline) rd_outstanding: u32,
+    pub(in crate::pipeline) retry: RetryCounter,
+    pub(in crate::pipeline) rnr_retry: RetryCounter,
+    pub(in crate::pipeline) retry_cnt: u8,
+    pub(in crate::pipeline) rnr_retry_cnt: u8,
+    pub(in crate::pipeline) wait: SendWait,
+    /// Progress was made since the timer was last armed.
+    pub(in crate::pipeline) progressed: bool,
+    /// The timer fired and the sender has not looked at it yet.
+    pub(in crate::pipeline) timer_fired: bool,
+    /// Packets since the last AckReq.
+    pub(in crate::pipeline) since_ackreq: u32,
+    /// Set by a retransmission that resumes the oldest WQE mid-message.
+    pub(in crate::pipeline) resume: Option<Resume>,
+    /// The `comp_psn` at which a gap in READ responses last made the completer ask again: one
+    /// retry per gap, not one per response behind it (the timer covers a lost retry).
+    pub(in crate::pipeline) asked_again: Option<Psn>,
+}
+
+impl SendState {
+    /// Starts the PSN sequence at `psn` (the move to RTS).
+    pub(crate) fn start_at(&mut self, psn: Psn) {
+        self.psn = psn;
+        self.comp_psn = psn;
+        self.sent_to = psn;
+        self.acked_ahead = None;
+    }
+
+    /// Moves past `n` PSNs just sent.
+    pub(crate) fn advance(&mut self, n: u32) {
+        self.psn = self.psn.wrapping_add(n);
+        if cmp_psn(self.psn, self.sent_to) == Ordering::Greater {
+            self.sent_to = self.psn;
+        }
+    }
+
+    /// How many of the `psns` PSNs from `first` (a WQE started again after a rewind) the peer
+    /// has acknowledged already ([`Self::acked_ahead`]); the acknowledgement is forgotten once
+    /// the WQEs started again reach past it.
+    pub(crate) fn take_acked(&mut self, first: Psn, psns: u32) -> u32 {
+        let Some(a) = self.acked_ahead else {
+            return 0;
+        };
+        if cmp_psn(a, first) == Ordering::Less {
+            self.acked_ahead = None;
+            return 0;
+        }
+        let n = a.next().distance_from(first);
+        if n <= psns {
+            self.acked_ahead = None;
+        }
+        n.min(psns)
+    }
+
+    /// Moves the next PSN to send forward to `to`, over PSNs the peer has acknowledged.
+    pub(crate) fn skip_acked(&mut self, to: Psn) {
+        if self.comp_psn == self.psn {
+            self.comp_psn = to;
+        }
+        self.psn = to;
+        if cmp_psn(to, self.sent_to) == Ordering::Greater {
+            self.sent_to = to;
+        }
+    }
+
+    /// The index of the oldest started WQE not yet finished, if any.
+    pub(crate) fn oldest_unfinished(&mut self) -> Option<usize> {
+        (0..self.count).find(|&i| self.entry(i).is_some_and(|t| t.done.is_none()))
+    }
+
+    /// The entry `i` places after the oldest.
+    pub(crate) fn entry(&mut self, i: usize) -> Option<&mut Track> {
+        if i >= self.count {
+            return None;
+        }
+        let cap = self.track.len();
+        self.track.get_mut((self.head + i) % cap.max(1))
+    }
+
+    /// Appends an entry; `false` when full.
+    pub(crate) fn push(&mut self, t: Track) -> bool {
+        let cap = self.track.len();
+        if self.count >= cap {
+            return false;
+        }
+        let at = (self.head + self.count) % cap;
+        self.track[at] = t;
+        self.count += 1;
+        true
+    }
+
+    /// Removes the oldest entry.
+    pub(crate) fn pop(&mut self) -> Option<Track> {
+        if self.count == 0 {
+            return None;
+        }
+        let t = self.track[self.head];
+        self.head = (self.head + 1) % self.track.len();
+        self.count -= 1;
+        Some(t)
+    }
+}
