@@ -29,6 +29,16 @@ kernel::impl_flags!(
     /// Access rights (`enum ib_access_flags`) of an MR, an MW or a QP's remote access, as the
     /// caller asked for them. Bits without an [`Access`] are kept, so the driver can refuse what
     /// it does not know ([`AccessFlags::outside`]).
+    ///
+    /// # Examples
+    ///
+    /// ```ignore
+    /// const WINDOW: AccessFlags = AccessFlags::of(&[Access::RemoteRead, Access::RemoteWrite]);
+    /// if req.outside(WINDOW.with(AccessFlags::OPTIONAL)) {
+    ///     return Err(EINVAL); // a right (or an unknown bit) a window cannot have
+    /// }
+    /// if writes && !mr.access().contains(Access::LocalWrite) { /* ... */ }
+    /// ```
     #[derive(Debug, Clone, Default, Copy, PartialEq, Eq)]
     pub(crate) struct AccessFlags(u32);
 

@@ -136,6 +136,31 @@ pub(super) unsafe fn refuse_user_chain<W>(wr: *const W, bad_wr: *mut *const W) -
 /// `pma_counters` (`process_mad`), `resize_cq`, `rereg_user_mr`, `advise_mr`, `alloc_mr` and
 /// the `map_mr_*` (fast registration), `attach_mcast` and `detach_mcast`, `create_ah` and
 /// `ah_av` (AHs), `create_srq` to `post_srq_recv` (SRQs), `alloc_mw` (MWs).
+///
+/// # Examples
+///
+/// The shape of a driver (rrxe's is `RrxeDevice`, in `rust/verbs.rs`): the provider it serves,
+/// its objects' data as associated types, and the ops each object's own code implements.
+///
+/// ```ignore
+/// #[vtable]
+/// impl ib::DeviceOps for MyDevice {
+///     const NODE_DESC: &'static CStr = c"mydev";
+///     const DRIVER_ID: ib::DriverId = ib::DriverId::Rxe;
+///     const UVERBS_ABI_VER: u32 = 2;
+///     const WRITE_CMDS: &'static [ib::WriteCmd] = &[];
+///
+///     type Cq = MyCq;
+///     type Qp = MyQp;
+///     // ...
+///
+///     fn create_qp(dev: &Device<Self>, init: &mut QpInit<Self>, caller: Caller<'_, '_>)
+///         -> Result<MyQp> {
+///         MyQp::new(dev, init, caller)
+///     }
+///     // No create_srq: the SRQ ops stay NULL and ib_core reports no SRQ support.
+/// }
+/// ```
 #[vtable]
 pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The node description (`/sys/class/infiniband/*/node_desc`).

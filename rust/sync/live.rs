@@ -80,6 +80,22 @@ pub(crate) unsafe trait Counted: Send + Sync {
 
 /// A counted reference to a live object `O`.
 ///
+/// # Examples
+///
+/// A table of the data path holds a reference to each QP it can find, so a packet that finds
+/// one can use it after the table's lock is gone; destroying the QP first removes the entry,
+/// then waits for the packets' references ([`Users::wait_unused`]):
+///
+/// ```ignore
+/// fn publish_qp(&self, qp: &Qp<RrxeDevice>) {
+///     let _ = self.qp_table.insert(qp.qpn(), ObjRef::new(qp), GFP_KERNEL);
+/// }
+///
+/// fn lookup_qp(&self, qpn: u32) -> Option<ObjRef<Qp<RrxeDevice>>> {
+///     self.qp_table.get(qpn) // a clone of the table's reference
+/// }
+/// ```
+///
 /// # Invariants
 ///
 /// `obj` is valid and counted in its `users`; by `Counted`'s contract it stays valid until this

@@ -27,6 +27,22 @@ pub(crate) trait TimerTarget: Counted + Sized + 'static {
 }
 
 /// A timer armed with a reference to its target.
+///
+/// # Examples
+///
+/// A QP's retransmission timer: armed from the data path with a reference to the QP, which
+/// the expiry hands to [`TimerTarget::timer_fired`]; destroy closes it first.
+///
+/// ```ignore
+/// impl TimerTarget for Qp<RrxeDevice> {
+///     fn timer_fired(qp: ObjRef<Self>, _id: u32) {
+///         kick(&qp);
+///     }
+/// }
+///
+/// qp.pipe().timer.arm(&ObjRef::new(qp), timeout_us); // holds the reference until it fires
+/// qp.pipe().timer.close(); // destroy: cancelled, and never armed again
+/// ```
 #[pin_data(PinnedDrop)]
 pub(crate) struct RefTimer<O: TimerTarget> {
     #[pin]
