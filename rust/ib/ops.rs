@@ -135,7 +135,8 @@ pub(super) unsafe fn refuse_user_chain<W>(wr: *const W, bad_wr: *mut *const W) -
 /// `set_sys_image_guid` (`modify_device`), `counter_descs` and `counter` (hardware counters),
 /// `pma_counters` (`process_mad`), `resize_cq`, `rereg_user_mr`, `advise_mr`, `alloc_mr` and
 /// the `map_mr_*` (fast registration), `attach_mcast` and `detach_mcast`, `create_ah` and
-/// `ah_av` (AHs), `create_srq` to `post_srq_recv` (SRQs), `alloc_mw` (MWs).
+/// `ah_av` (AHs), `create_srq` to `post_srq_recv` (SRQs), `alloc_mw` (MWs), and `doorbell`
+/// (the provider's user send doorbell).
 ///
 /// # Examples
 ///
@@ -324,7 +325,11 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     fn srq_destroying(_srq: &Srq<Self>) {}
 
     /// The send doorbell of a user QP: process the WQEs user space added to the send ring.
-    fn doorbell(qp: &Qp<Self>) -> Result;
+    /// Rung by a `POST_SEND` with no work requests, as the rxe provider does; a driver whose
+    /// provider rings no such doorbell leaves it out, and such a `POST_SEND` fails (`EINVAL`).
+    fn doorbell(_qp: &Qp<Self>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 
     /// Posts kernel send work requests. Any context: must not sleep. On error the request the
     /// chain last yielded is reported as `bad_wr`. Only called for kernel QPs: a chain posted to

@@ -122,6 +122,9 @@ impl<T: DeviceOps> Adapter<T> {
         let qp = unsafe { Qp::<T>::from_raw(ibqp) };
         if wr.is_null() {
             // The user doorbell (librxe's zero-WR POST_SEND write()).
+            if !T::HAS_DOORBELL {
+                return EINVAL.to_errno();
+            }
             return from_result(|| T::doorbell(qp).map(|()| 0));
         }
         // SAFETY: The QP is created; `uobject` is set once, for user QPs, before any post.
