@@ -79,7 +79,7 @@ pub(crate) struct RrxeMr {
     iova: u64,
     /// The length of the region in bytes.
     length: u64,
-    /// The memory windows bound to the region ([`crate::mw`]); deregistration waits for none.
+    /// The memory windows bound to the region ([`crate::verbs::mw`]); deregistration waits for none.
     binds: Arc<Atomic<u32>>,
 }
 
