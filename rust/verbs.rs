@@ -237,7 +237,7 @@ impl ib::DeviceOps for RrxeDevice {
         dev: &Device<Self>,
         init: &mut QpInit<Self>,
         caller: Caller<'_, '_>,
-    ) -> Result<RrxeQp> {
+    ) -> Result<impl PinInit<RrxeQp, Error>> {
         RrxeQp::create(dev, init, caller)
     }
 

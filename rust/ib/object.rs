@@ -85,6 +85,21 @@ impl<T: DeviceOps, K: ObjKind<T>> Obj<T, K> {
         unsafe { (&raw mut (*obj).data).write(data) };
     }
 
+    /// Initialises the driver data of a new object in place with `data`, and its references
+    /// (the object's own). On failure nothing is left to drop.
+    ///
+    /// # Safety
+    ///
+    /// As [`Self::init`].
+    pub(super) unsafe fn init_pinned(ib: *mut K::C, data: impl PinInit<K::Data, Error>) -> Result {
+        let obj = ib.cast::<Self>();
+        // SAFETY: Guaranteed by the caller: `users` is ours to initialise, in place (ib_core's
+        // allocation never moves), and initialising it cannot fail.
+        let Ok(()) = unsafe { Users::new().__pinned_init(&raw mut (*obj).users) };
+        // SAFETY: As above, for `data`; a failed initialiser drops what it initialised.
+        unsafe { data.__pinned_init(&raw mut (*obj).data) }
+    }
+
     /// Waits until no data-path reference is left, then drops the driver data of an object
     /// being destroyed.
     ///

@@ -306,12 +306,14 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The driver data of a queue pair, dropped when the QP is destroyed.
     type Qp: Send + Sync;
 
-    /// Creates a QP; rounds `init.cap` up to what it grants (reported to the caller).
+    /// Creates a QP; rounds `init.cap` up to what it grants (reported to the caller). Returns
+    /// the initialiser of its data, which the caller runs in place in the QP object (so its
+    /// locks and timers can be embedded).
     fn create_qp(
         dev: &Device<Self>,
         init: &mut QpInit<Self>,
         caller: Caller<'_, '_>,
-    ) -> Result<Self::Qp>;
+    ) -> Result<impl PinInit<Self::Qp, Error>>;
 
     /// Called once the QP is created (its data in place), before any other op on it: the
     /// driver may take [`crate::sync::ObjRef`]s to it from here on.

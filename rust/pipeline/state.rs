@@ -83,22 +83,28 @@ pub(crate) struct Snapshot {
 /// The id of a QP's retransmission timer.
 pub(crate) const TIMER_RETRANSMIT: u32 = 0;
 
-/// The pipeline part of a QP.
+/// The pipeline part of a QP, pinned in the QP: the inbox, the timer and the work items are
+/// embedded; the sender's and the receiver's state (larger) are boxes of their own.
+#[pin_data]
 pub(crate) struct QpPipe {
     pub(in crate::pipeline) gate: RunGate,
-    pub(in crate::pipeline) inbox: Pin<KBox<SkbQueue>>,
+    #[pin]
+    pub(in crate::pipeline) inbox: SkbQueue,
     pub(in crate::pipeline) send: Pin<KBox<SpinLockIrq<SendState>>>,
     pub(in crate::pipeline) recv: Pin<KBox<SpinLockIrq<RecvState>>>,
-    pub(in crate::pipeline) timer: Pin<KBox<RefTimer<Qp<RrxeDevice>>>>,
+    #[pin]
+    pub(in crate::pipeline) timer: RefTimer<Qp<RrxeDevice>>,
     /// Runs the QP's work soon (from the BH workqueue), for callers that may not send
     /// (interrupts disabled) and for runs that used up their budget.
-    pub(in crate::pipeline) kicker: Pin<KBox<RefWork<Qp<RrxeDevice>>>>,
+    #[pin]
+    pub(in crate::pipeline) kicker: RefWork<Qp<RrxeDevice>>,
     /// Waiting for page faults of on-demand-paging MRs.
     pub(in crate::pipeline) odp: odp::OdpWait,
     /// The packets in the network stack and where they were sent from.
     pub(in crate::pipeline) flow: super::flow::TxFlow,
     /// Uncounts the flow's last released packet once its CPU's receive softirq is over.
-    pub(in crate::pipeline) drain: Pin<KBox<RefWork<Qp<RrxeDevice>, super::flow::FlowDrain>>>,
+    #[pin]
+    pub(in crate::pipeline) drain: RefWork<Qp<RrxeDevice>, super::flow::FlowDrain>,
     /// Owns the packets the QP sends to the stack.
     pub(in crate::pipeline) socket: TxSocket<Qp<RrxeDevice>>,
 }
@@ -114,14 +120,15 @@ impl QpPipe {
     /// `max_send_sge` SGEs, whose receive WQEs (from its receive queue or its SRQ) are
     /// `rq_elem` bytes holding up to `max_recv_sge` SGEs. The tracking state is sized by what
     /// the QP can have outstanding, not by its queue; the READ/atomic resources by
-    /// `max_dest_rd_atomic`, when `modify_qp` sets it.
+    /// `max_dest_rd_atomic`, when `modify_qp` sets it. What can fail is allocated first; the
+    /// initialiser that remains puts the rest in place.
     pub(crate) fn new(
         sq_slots: u32,
         sq_elem: usize,
         max_send_sge: u32,
         rq_elem: usize,
         max_recv_sge: u32,
-    ) -> Result<Self> {
+    ) -> Result<impl PinInit<Self, Error>> {
         let n = (sq_slots as usize).clamp(1, TRACK_WINDOW);
         let mut track = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
         let blank = Track::new(0, WrOpcode::Send, false, Psn::new(0), 0);
@@ -170,18 +177,22 @@ impl QpPipe {
             slot: zeroed(rq_elem)?,
             direct_recv: None,
         };
-        Ok(Self {
+        let send = KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?;
+        let recv = KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL_ACCOUNT)?;
+        let odp = odp::OdpWait::new()?;
+        let socket = TxSocket::new()?;
+        Ok(try_pin_init!(Self {
             gate: RunGate::new(),
-            inbox: KBox::pin_init(SkbQueue::new(), GFP_KERNEL_ACCOUNT)?,
-            send: KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?,
-            recv: KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL_ACCOUNT)?,
-            timer: KBox::pin_init(RefTimer::new(TIMER_RETRANSMIT), GFP_KERNEL_ACCOUNT)?,
-            kicker: KBox::pin_init(RefWork::new(), GFP_KERNEL_ACCOUNT)?,
-            odp: odp::OdpWait::new()?,
+            inbox <- SkbQueue::new(),
+            send,
+            recv,
+            timer <- RefTimer::new(TIMER_RETRANSMIT),
+            kicker <- RefWork::new(),
+            odp,
             flow: super::flow::TxFlow::new(),
-            drain: KBox::pin_init(RefWork::new(), GFP_KERNEL_ACCOUNT)?,
-            socket: TxSocket::new()?,
-        })
+            drain <- RefWork::new(),
+            socket,
+        }? Error))
     }
 
     /// Replaces the responder's READ/atomic resources (`modify_qp` set `max_dest_rd_atomic`):
@@ -265,14 +276,15 @@ mod tests {
     #[test]
     fn tracking_state_is_sized_by_what_can_be_outstanding() {
         // A send queue of 2^15 slots of 32 SGEs: the window and the sinks stay small.
-        let pipe = QpPipe::new(1 << 15, 576, 32, 64, 1).unwrap();
+        let pipe =
+            KBox::pin_init(QpPipe::new(1 << 15, 576, 32, 64, 1).unwrap(), GFP_KERNEL).unwrap();
         let st = pipe.send.lock();
         assert_eq!(st.track.len(), TRACK_WINDOW);
         assert_eq!(st.sinks.slots, crate::limits::MAX_QP_RD_ATOM as usize);
         assert_eq!(st.sinks.sges.len(), st.sinks.slots * 32);
         drop(st);
         // A small queue: no more entries than slots.
-        let pipe = QpPipe::new(16, 64, 1, 64, 1).unwrap();
+        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1).unwrap(), GFP_KERNEL).unwrap();
         let st = pipe.send.lock();
         assert_eq!(st.track.len(), 16);
         assert_eq!(st.sinks.slots, 16);

@@ -79,7 +79,10 @@ struct QueueRing {
     _mmap: Option<MmapHandle>,
 }
 
-/// The driver data of a queue pair (the `rxe_qp` analogue).
+/// The driver data of a queue pair (the `rxe_qp` analogue), initialised in place in the QP
+/// object ib_core allocated: its locks, timer and work items are embedded; the sender's and the
+/// receiver's state and the receive ring's lock are boxes of their own.
+#[pin_data]
 pub(crate) struct RrxeQp {
     /// The QP number, returned to the device's pool when the QP is destroyed.
     qpn: Qpn,
@@ -87,10 +90,11 @@ pub(crate) struct RrxeQp {
     /// Granted capacities.
     cap: QpCap,
     sq_sig_all: bool,
-    // TODO(pin-init): the locks embedded with #[pin] (Documentation/todo.rst).
-    inner: Pin<KBox<SpinLockIrq<QpInner>>>,
+    #[pin]
+    inner: SpinLockIrq<QpInner>,
     /// The send ring; its lock serialises doorbells and flushes.
-    sq: Pin<KBox<SpinLockIrq<QueueRing>>>,
+    #[pin]
+    sq: SpinLockIrq<QueueRing>,
     /// The receive ring, `None` with an SRQ.
     rq: Option<Pin<KBox<SpinLockIrq<QueueRing>>>>,
     send_cq: Option<CqRef<RrxeDevice>>,
@@ -101,6 +105,7 @@ pub(crate) struct RrxeQp {
     /// right to post work requests whose addresses are kernel memory. User QPs have none.
     kernel: Option<KernelConsumer>,
     /// The packet pipeline's state.
+    #[pin]
     pipe: QpPipe,
     /// This QP's identity for the type 2 memory windows bound to it.
     mw_token: QpToken,
@@ -171,7 +176,7 @@ impl RrxeQp {
         dev: &Device<RrxeDevice>,
         init: &mut QpInit<RrxeDevice>,
         caller: Caller<'_, '_>,
-    ) -> Result<Self> {
+    ) -> Result<impl PinInit<Self, Error>> {
         let (mut udata, kernel) = match caller {
             Caller::User(u) => (Some(u), None),
             Caller::Kernel(k) => (None, Some(k)),
@@ -262,36 +267,37 @@ impl RrxeQp {
             cap: granted,
             ..QpAttr::default()
         };
-        Ok(Self {
+        let rq = match rq {
+            Some(rq) => Some(KBox::pin_init(
+                new_spinlock_irq!(rq, "rrxe_rq"),
+                GFP_KERNEL,
+            )?),
+            None => None,
+        };
+        let mw_token = Arc::new((), GFP_KERNEL)?;
+        let (send_cq, recv_cq, srq) = (init.send_cq.take(), init.recv_cq.take(), init.srq.take());
+        let sq_sig_all = init.sq_sig_all;
+        Ok(try_pin_init!(Self {
             qpn,
             qp_type,
             cap: granted,
-            sq_sig_all: init.sq_sig_all,
-            inner: KBox::pin_init(
-                new_spinlock_irq!(
-                    QpInner {
-                        state: QpState::Reset,
-                        attr
-                    },
-                    "rrxe_qp"
-                ),
-                GFP_KERNEL,
-            )?,
-            sq: KBox::pin_init(new_spinlock_irq!(sq, "rrxe_sq"), GFP_KERNEL)?,
-            rq: match rq {
-                Some(rq) => Some(KBox::pin_init(
-                    new_spinlock_irq!(rq, "rrxe_rq"),
-                    GFP_KERNEL,
-                )?),
-                None => None,
-            },
-            send_cq: init.send_cq.take(),
-            recv_cq: init.recv_cq.take(),
-            srq: init.srq.take(),
+            sq_sig_all,
+            inner <- new_spinlock_irq!(
+                QpInner {
+                    state: QpState::Reset,
+                    attr
+                },
+                "rrxe_qp"
+            ),
+            sq <- new_spinlock_irq!(sq, "rrxe_sq"),
+            rq,
+            send_cq,
+            recv_cq,
+            srq,
             kernel,
-            pipe,
-            mw_token: Arc::new((), GFP_KERNEL)?,
-        })
+            pipe <- pipe,
+            mw_token,
+        }? Error))
     }
 
     /// This QP's identity for the type 2 windows bound to it.

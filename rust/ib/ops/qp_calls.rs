@@ -23,15 +23,14 @@ impl<T: DeviceOps> Adapter<T> {
             // SAFETY: The core set `device` to one of our devices.
             let dev = unsafe { Self::dev((*ibqp).device) };
             let data = T::create_qp(dev, &mut qi, Caller::new(udata.as_mut()))?;
-            let qpn = T::qp_num(&data);
-            qp::write_caps(&qi.cap, init);
             // SAFETY: The core allocated `size_ib_qp` bytes for a `Qp<T>`; `data` is unset.
-            unsafe {
-                Qp::<T>::init(ibqp, data);
-                (*ibqp).qp_num = qpn;
-            }
+            unsafe { Qp::<T>::init_pinned(ibqp, data)? };
             // SAFETY: Created just now.
-            T::qp_created(unsafe { Qp::from_raw(ibqp) });
+            let qp = unsafe { Qp::<T>::from_raw(ibqp) };
+            qp::write_caps(&qi.cap, init);
+            // SAFETY: The QP is ours and not visible to anyone else yet.
+            unsafe { (*ibqp).qp_num = T::qp_num(qp) };
+            T::qp_created(qp);
             Ok(0)
         })
     }
