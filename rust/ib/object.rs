@@ -77,12 +77,8 @@ impl<T: DeviceOps, K: ObjKind<T>> Obj<T, K> {
     /// `ib` was allocated by ib_core for a `Device<T>` with [`Self::SIZE`] bytes and its data is
     /// not initialised.
     pub(super) unsafe fn init(ib: *mut K::C, data: K::Data) {
-        let obj = ib.cast::<Self>();
-        // SAFETY: Guaranteed by the caller: `users` is ours to initialise, in place (ib_core's
-        // allocation never moves), and initialising it cannot fail.
-        let Ok(()) = unsafe { Users::new().__pinned_init(&raw mut (*obj).users) };
-        // SAFETY: Guaranteed by the caller.
-        unsafe { (&raw mut (*obj).data).write(data) };
+        // SAFETY: Guaranteed by the caller; a value is an initialiser that cannot fail.
+        let Ok(()) = unsafe { Self::init_pinned(ib, data) };
     }
 
     /// Initialises the driver data of a new object in place with `data`, and its references
@@ -91,7 +87,10 @@ impl<T: DeviceOps, K: ObjKind<T>> Obj<T, K> {
     /// # Safety
     ///
     /// As [`Self::init`].
-    pub(super) unsafe fn init_pinned(ib: *mut K::C, data: impl PinInit<K::Data, Error>) -> Result {
+    pub(super) unsafe fn init_pinned<E>(
+        ib: *mut K::C,
+        data: impl PinInit<K::Data, E>,
+    ) -> Result<(), E> {
         let obj = ib.cast::<Self>();
         // SAFETY: Guaranteed by the caller: `users` is ours to initialise, in place (ib_core's
         // allocation never moves), and initialising it cannot fail.
