@@ -25,8 +25,9 @@ use kernel::prelude::*;
 
 /// An object that sends buffers owned by its [`TxSocket`].
 pub(crate) trait TxOwner: Counted + Sized + 'static {
-    /// The object's socket.
-    fn tx_socket(&self) -> &TxSocket<Self>;
+    /// The object's socket, if it has one (an object whose buffers never reach the stack needs
+    /// none).
+    fn tx_socket(&self) -> Option<&TxSocket<Self>>;
 
     /// One of the buffers sent with [`TxSocket::charge`] was released. Any context but hard
     /// interrupts (softirq, process). `received`: it is being received on this host (a veth
@@ -104,9 +105,12 @@ impl<O: TxOwner> TxSocket<O> {
 
     /// Marks `skb`, about to be sent by `owner`, as `owner`'s: the stack counts it in the
     /// owner's flow, and [`TxOwner::tx_released`] is called once it is released. The buffer
-    /// holds a reference to `owner` until then.
-    pub(crate) fn charge(owner: &O, skb: &mut SkBuff) {
-        let socket = owner.tx_socket();
+    /// holds a reference to `owner` until then. `EHOSTUNREACH` if `owner` has no socket (it
+    /// was not set up to send to the network); the buffer is left as it was.
+    pub(crate) fn charge(owner: &O, skb: &mut SkBuff) -> Result {
+        let socket = owner
+            .tx_socket()
+            .ok_or_else(crate::kernel_ext::ehostunreach)?;
         // SAFETY: By the type invariant `sock` is a live socket with its sock.
         let sk = unsafe { bindings::rrxe_helper_socket_sk(socket.sock.as_ptr()) };
         let me = core::ptr::from_ref(owner);
@@ -126,6 +130,7 @@ impl<O: TxOwner> TxSocket<O> {
         // SAFETY: `skb` is owned; the helper orphans it, takes a reference on `sk` and sets the
         // destructor, which gives back that reference and the owner's.
         unsafe { bindings::rrxe_helper_skb_set_owner(skb.as_raw(), sk, Some(released::<O>)) };
+        Ok(())
     }
 }
 

@@ -219,8 +219,8 @@ impl TxFlow {
 }
 
 impl TxOwner for Qp<RrxeDevice> {
-    fn tx_socket(&self) -> &TxSocket<Self> {
-        &self.pipe().socket
+    fn tx_socket(&self) -> Option<&TxSocket<Self>> {
+        self.pipe().socket.as_ref()
     }
 
     fn tx_released(this: &ObjRef<Self>, received: bool) {

@@ -37,6 +37,7 @@ use crate::{
     ib::{
         AccessFlags,
         AddressVector,
+        Device,
         Qp,
         QpAttr, //
     },
@@ -52,7 +53,8 @@ use crate::{
 };
 use kernel::{
     alloc::KVVec,
-    prelude::*, //
+    prelude::*,
+    sync::SetOnce, //
 };
 
 /// The QP attributes the data path reads, copied once per pass under the QP lock.
@@ -84,7 +86,10 @@ pub(crate) struct Snapshot {
 pub(crate) const TIMER_RETRANSMIT: u32 = 0;
 
 /// The pipeline part of a QP, pinned in the QP: the inbox, the timer and the work items are
-/// embedded; the sender's and the receiver's state (larger) are boxes of their own.
+/// embedded; the sender's and the receiver's state (larger) are boxes of their own. The socket
+/// that owns the QP's packets in the network stack is opened only for a QP that may send to
+/// the network (a datagram QP, or a connected one whose path leaves the device): a QP
+/// connected to a QP of its own device (loopback) never has one.
 #[pin_data]
 pub(crate) struct QpPipe {
     pub(in crate::pipeline) gate: RunGate,
@@ -105,8 +110,8 @@ pub(crate) struct QpPipe {
     /// Uncounts the flow's last released packet once its CPU's receive softirq is over.
     #[pin]
     pub(in crate::pipeline) drain: RefWork<Qp<RrxeDevice>, super::flow::FlowDrain>,
-    /// Owns the packets the QP sends to the stack.
-    pub(in crate::pipeline) socket: TxSocket<Qp<RrxeDevice>>,
+    /// Owns the packets the QP sends to the stack; set once, never taken away.
+    pub(in crate::pipeline) socket: SetOnce<TxSocket<Qp<RrxeDevice>>>,
 }
 
 fn zeroed(n: usize) -> Result<KVec<u8>> {
@@ -120,14 +125,17 @@ impl QpPipe {
     /// `max_send_sge` SGEs, whose receive WQEs (from its receive queue or its SRQ) are
     /// `rq_elem` bytes holding up to `max_recv_sge` SGEs. The tracking state is sized by what
     /// the QP can have outstanding, not by its queue; the READ/atomic resources by
-    /// `max_dest_rd_atomic`, when `modify_qp` sets it. What can fail is allocated first; the
-    /// initialiser that remains puts the rest in place.
+    /// `max_dest_rd_atomic`, when `modify_qp` sets it. A `datagram` QP (UD, GSI) gets its
+    /// socket now (every work request names its own destination); a connected one when
+    /// `modify_qp` gives it a path off the device ([`Self::prepare_path`]). What can fail is
+    /// allocated first; the initialiser that remains puts the rest in place.
     pub(crate) fn new(
         sq_slots: u32,
         sq_elem: usize,
         max_send_sge: u32,
         rq_elem: usize,
         max_recv_sge: u32,
+        datagram: bool,
     ) -> Result<impl PinInit<Self, Error>> {
         let n = (sq_slots as usize).clamp(1, TRACK_WINDOW);
         let mut track = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
@@ -180,7 +188,10 @@ impl QpPipe {
         let send = KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?;
         let recv = KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL_ACCOUNT)?;
         let odp = odp::OdpWait::new()?;
-        let socket = TxSocket::new()?;
+        let socket = SetOnce::new();
+        if datagram {
+            socket.populate(TxSocket::new()?);
+        }
         Ok(try_pin_init!(Self {
             gate: RunGate::new(),
             inbox <- SkbQueue::new(),
@@ -193,6 +204,19 @@ impl QpPipe {
             drain <- RefWork::new(),
             socket,
         }? Error))
+    }
+
+    /// Prepares for the path `modify_qp` gave the QP: if it leaves `dev`, opens the socket
+    /// that owns the QP's packets in the network stack (unless it has one). Process context.
+    /// A QP without a socket sends only to its own device; a packet that would leave it (the
+    /// netdev's address changed under a loopback connection) is dropped and counted as a send
+    /// error, as if the route had failed.
+    pub(crate) fn prepare_path(&self, dev: &Device<RrxeDevice>, av: &AddressVector) -> Result {
+        if !super::xmit::is_local(dev, av) && self.socket.as_ref().is_none() {
+            // A concurrent `modify_qp` may open one first: that one stays, this one is released.
+            self.socket.populate(TxSocket::new()?);
+        }
+        Ok(())
     }
 
     /// Replaces the responder's READ/atomic resources (`modify_qp` set `max_dest_rd_atomic`):
@@ -276,18 +300,32 @@ mod tests {
     #[test]
     fn tracking_state_is_sized_by_what_can_be_outstanding() {
         // A send queue of 2^15 slots of 32 SGEs: the window and the sinks stay small.
-        let pipe =
-            KBox::pin_init(QpPipe::new(1 << 15, 576, 32, 64, 1).unwrap(), GFP_KERNEL).unwrap();
+        let pipe = KBox::pin_init(
+            QpPipe::new(1 << 15, 576, 32, 64, 1, false).unwrap(),
+            GFP_KERNEL,
+        )
+        .unwrap();
         let st = pipe.send.lock();
         assert_eq!(st.track.len(), TRACK_WINDOW);
         assert_eq!(st.sinks.slots, crate::limits::MAX_QP_RD_ATOM as usize);
         assert_eq!(st.sinks.sges.len(), st.sinks.slots * 32);
         drop(st);
         // A small queue: no more entries than slots.
-        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1).unwrap(), GFP_KERNEL).unwrap();
+        let pipe =
+            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
         let st = pipe.send.lock();
         assert_eq!(st.track.len(), 16);
         assert_eq!(st.sinks.slots, 16);
+    }
+
+    #[test]
+    fn only_a_datagram_qp_has_a_socket_from_creation() {
+        let connected =
+            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
+        assert!(connected.socket.as_ref().is_none());
+        let datagram =
+            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, true).unwrap(), GFP_KERNEL).unwrap();
+        assert!(datagram.socket.as_ref().is_some());
     }
 
     #[test]

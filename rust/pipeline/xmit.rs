@@ -20,12 +20,14 @@ use crate::{
         NetworkType,
         Qp, //
     },
+    kernel_ext::ehostunreach,
     mm::Fill,
     net::{
         Route4,
         Route6,
         SkBuff,
         SkbTrain,
+        TxOwner,
         TxSocket, //
     },
     proto::{
@@ -102,10 +104,10 @@ fn send(qp: &Qp<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
     }
     let r = match av.network {
         NetworkType::Ipv4 => {
-            send_ipv4(qp, &mut skb, &av, src_port).and_then(|rt| rt.output(charge(qp, skb)))
+            send_ipv4(qp, &mut skb, &av, src_port).and_then(|rt| rt.output(charge(qp, skb)?))
         }
         NetworkType::Ipv6 => {
-            send_ipv6(dev, &mut skb, &av, src_port).and_then(|rt| rt.output(charge(qp, skb)))
+            send_ipv6(dev, &mut skb, &av, src_port).and_then(|rt| rt.output(charge(qp, skb)?))
         }
     };
     if r.is_err() {
@@ -114,10 +116,11 @@ fn send(qp: &Qp<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
 }
 
 /// Marks a packet ready for the stack as `qp`'s: counted in its flow until released.
-fn charge(qp: &Qp<RrxeDevice>, mut skb: SkBuff) -> SkBuff {
+/// `EHOSTUNREACH` for a QP that has no socket (set up for loopback only).
+fn charge(qp: &Qp<RrxeDevice>, mut skb: SkBuff) -> Result<SkBuff> {
+    TxSocket::charge(qp, &mut skb)?;
     qp.pipe().flow.sent();
-    TxSocket::charge(qp, &mut skb);
-    skb
+    Ok(skb)
 }
 
 /// Sends a batch of `qp`'s packets in order: runs of packets to one IPv4 peer as trains (one
@@ -223,7 +226,7 @@ fn send_train(
         write_icrc(&mut skb, 20)?;
         train.push(skb)?;
     }
-    rt.output(charge(qp, train.finish(gso_size)?))
+    rt.output(charge(qp, train.finish(gso_size)?)?)
 }
 
 /// Pushes the UDP header (checksum 0, as RoCEv2 senders do).
@@ -273,7 +276,7 @@ fn send_ipv6(
     src_port: u16,
 ) -> Result<Route6> {
     if !dev.tunnels().has_ipv6() {
-        return Err(crate::kernel_ext::ehostunreach());
+        return Err(ehostunreach());
     }
     let rt = Route6::lookup(dev.netdev(), &av.sgid, &av.dgid)?;
     push_udp(skb, src_port)?;
@@ -324,7 +327,8 @@ fn ipv4_headers(
     segs: u16,
 ) -> Result<Route4> {
     let (saddr, daddr) = (v4(&av.sgid), v4(&av.dgid));
-    let rt = Route4::lookup_cached(&qp.pipe().socket, qp.device().netdev(), saddr, daddr)?;
+    let socket = qp.tx_socket().ok_or_else(ehostunreach)?;
+    let rt = Route4::lookup_cached(socket, qp.device().netdev(), saddr, daddr)?;
     push_ipv4_udp(skb, av, src_port)?;
     rt.prepare(skb, segs)?;
     Ok(rt)

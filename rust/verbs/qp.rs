@@ -261,6 +261,7 @@ impl RrxeQp {
             granted.max_send_sge,
             rq_elem,
             max_recv_sge,
+            !qp_type.is_connected(),
         )?;
         let attr = QpAttr {
             port_num: 1,

@@ -48,7 +48,7 @@ mod tests {
 
     #[test]
     fn a_late_ack_of_the_first_transmission_finishes_the_wqe_being_sent_again() {
-        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1).unwrap(), GFP_KERNEL).unwrap();
+        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(100));
         // Sent whole (PSNs 100..=163), then the timer: it goes again, 16 packets are out.
@@ -84,7 +84,7 @@ mod tests {
 
     #[test]
     fn a_late_ack_before_the_wqes_are_started_again_finishes_them_when_they_are() {
-        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1).unwrap(), GFP_KERNEL).unwrap();
+        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(100));
         // Two SENDs (100..=163, 164..=227) sent whole, then the timer: nothing is tracked.
@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn a_late_ack_inside_the_wqe_being_sent_again_moves_no_further_than_sent() {
-        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1).unwrap(), GFP_KERNEL).unwrap();
+        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(0xff_fff0));
         sending(&mut st, Psn::new(0xff_fff0), 64, 64);
@@ -122,7 +122,7 @@ mod tests {
 
     #[test]
     fn a_nak_fails_only_the_request_it_names() {
-        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1).unwrap(), GFP_KERNEL).unwrap();
+        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(200));
         let err = WcStatus::RemAccessErr;

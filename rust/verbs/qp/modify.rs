@@ -97,6 +97,9 @@ impl RrxeQp {
         } else {
             None
         };
+        if mask.contains(AttrMask::AV) {
+            qp.pipe.prepare_path(qp.device(), &a.av)?;
+        }
         let mut inner = qp.inner.lock();
         let (cur, next) = qp_state::resolve_states(inner.state, mask, a.cur_qp_state, a.qp_state)
             .map_err(|e| state_errno(qpn, e))?;
