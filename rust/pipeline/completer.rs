@@ -66,7 +66,7 @@ pub(crate) struct CompOutcome {
 /// Marks the oldest unfinished WQE as failed with `status`.
 fn fail_oldest(st: &mut SendState, status: WcStatus) {
     if let Some(t) = st.oldest_unfinished().and_then(|i| st.entry(i)) {
-        t.done = Some(status.to_raw());
+        t.done = Some(status);
     }
 }
 
@@ -83,7 +83,7 @@ fn fail_at(st: &mut SendState, psn: Psn, status: WcStatus) -> bool {
     };
     let named = psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn);
     if named {
-        t.done = Some(status.to_raw());
+        t.done = Some(status);
     }
     named
 }
@@ -131,7 +131,7 @@ fn ack_up_to(st: &mut SendState, p: Psn) -> bool {
         if !psn_le(t.last_psn, p) {
             break;
         }
-        t.done = Some(WcStatus::Success.to_raw());
+        t.done = Some(WcStatus::Success);
         let last_psn = t.last_psn;
         moved = true;
         i += 1;
@@ -339,7 +339,7 @@ fn on_answer(
     let last = !is_read || h.info.position.ends_message();
     if last || status != WcStatus::Success {
         if let Some(e) = st.entry(i) {
-            e.done = Some(status.to_raw());
+            e.done = Some(status);
         }
         if st.rd_outstanding > 0 {
             st.rd_outstanding -= 1;
@@ -458,14 +458,14 @@ pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> Retired {
                 let _ = qp.sq_pop();
                 batch[n] = Some((t, status));
                 n += 1;
-                if status != WcStatus::Success.to_raw() {
+                if status != WcStatus::Success {
                     failed = true;
                     break;
                 }
             }
         }
         for (t, status) in batch.iter().take(n).flatten() {
-            if *status == WcStatus::Success.to_raw()
+            if *status == WcStatus::Success
                 && matches!(
                     t.opcode,
                     WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv
@@ -473,10 +473,10 @@ pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> Retired {
             {
                 qp.device().count(Counter::RdmaSends);
             }
-            if t.signaled || *status != WcStatus::Success.to_raw() {
+            if t.signaled || *status != WcStatus::Success {
                 let c = Cqe {
                     wr_id: t.wr_id,
-                    status: *status,
+                    status: status.to_raw(),
                     opcode: cqe::wc_opcode_for(t.opcode).to_raw(),
                     byte_len: t.length,
                     qp_num: snap.qpn,

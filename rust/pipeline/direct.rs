@@ -226,7 +226,7 @@ pub(crate) fn try_message(
     st.comp_psn = st.psn;
     st.cur = None;
     if let Some(t) = st.entry(st.count - 1) {
-        t.done = Some(status.to_raw());
+        t.done = Some(status);
     }
     dev.count_direct(npkts, w.length);
     Some(status == WcStatus::Success)

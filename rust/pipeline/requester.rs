@@ -147,7 +147,7 @@ fn fail_current(st: &mut SendState, status: WcStatus) {
     st.cur = None;
     let last = st.count.wrapping_sub(1);
     if let Some(t) = st.entry(last) {
-        t.done = Some(status.to_raw());
+        t.done = Some(status);
     }
 }
 

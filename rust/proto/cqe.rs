@@ -16,7 +16,8 @@ use super::{
 };
 
 /// The status of a completion, numbered as `enum ib_wc_status` (`IBV_WC_*` in user space).
-#[repr(u32)]
+/// One byte (`Option<WcStatus>` too), so that per-WQE state that keeps one stays small.
+#[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum WcStatus {
     /// `IB_WC_SUCCESS`.

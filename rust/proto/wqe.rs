@@ -26,7 +26,7 @@ use super::{
 ///
 /// `IB_WR_LSO` (10), `IB_WR_RDMA_READ_WITH_INV` (11), the masked atomics (12, 13) and all other
 /// values are rejected, `IB_WR_REG_MR` (0x20) in particular: it carries a kernel pointer.
-#[repr(u32)]
+#[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum WrOpcode {
     /// `IB_WR_RDMA_WRITE`.

@@ -48,7 +48,8 @@ mod tests {
 
     #[test]
     fn a_late_ack_of_the_first_transmission_finishes_the_wqe_being_sent_again() {
-        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
+        let pipe =
+            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(100));
         // Sent whole (PSNs 100..=163), then the timer: it goes again, 16 packets are out.
@@ -73,10 +74,7 @@ mod tests {
         assert!(st.cur.is_none());
         assert_eq!(st.psn, Psn::new(164));
         assert_eq!(st.comp_psn, Psn::new(164));
-        assert_eq!(
-            st.entry(0).and_then(|t| t.done),
-            Some(WcStatus::Success.to_raw())
-        );
+        assert_eq!(st.entry(0).and_then(|t| t.done), Some(WcStatus::Success));
         // Past everything ever sent: not an acknowledgement.
         let d = seq::classify_ack(aeth, Psn::new(164), st.comp_psn, st.sent_to);
         assert!(d == AckDecision::Ignore);
@@ -84,7 +82,8 @@ mod tests {
 
     #[test]
     fn a_late_ack_before_the_wqes_are_started_again_finishes_them_when_they_are() {
-        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
+        let pipe =
+            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(100));
         // Two SENDs (100..=163, 164..=227) sent whole, then the timer: nothing is tracked.
@@ -107,7 +106,8 @@ mod tests {
 
     #[test]
     fn a_late_ack_inside_the_wqe_being_sent_again_moves_no_further_than_sent() {
-        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
+        let pipe =
+            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(0xff_fff0));
         sending(&mut st, Psn::new(0xff_fff0), 64, 64);
@@ -122,7 +122,8 @@ mod tests {
 
     #[test]
     fn a_nak_fails_only_the_request_it_names() {
-        let pipe = KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
+        let pipe =
+            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(200));
         let err = WcStatus::RemAccessErr;
@@ -134,6 +135,6 @@ mod tests {
         sending(&mut st, Psn::new(200), 1, 1);
         assert!(!fail_at(&mut st, Psn::new(201), err));
         assert!(fail_at(&mut st, Psn::new(200), err));
-        assert_eq!(st.entry(0).and_then(|t| t.done), Some(err.to_raw()));
+        assert_eq!(st.entry(0).and_then(|t| t.done), Some(err));
     }
 }

@@ -233,7 +233,7 @@ fn sent_one(
     if snap.qp_type != QpType::Rc {
         let last = st.count.wrapping_sub(1);
         if let Some(t) = st.entry(last) {
-            t.done = Some(WcStatus::Success.to_raw());
+            t.done = Some(WcStatus::Success);
         }
     }
     Ok(())

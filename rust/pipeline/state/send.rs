@@ -39,12 +39,16 @@ pub(crate) struct Track {
     pub(in crate::pipeline) last_psn: Psn,
     /// The message length.
     pub(in crate::pipeline) length: u32,
-    /// Set once the WQE is finished: its completion status (`IB_WC_*`).
-    pub(in crate::pipeline) done: Option<u32>,
+    /// Set once the WQE is finished: its completion status.
+    pub(in crate::pipeline) done: Option<WcStatus>,
     /// The private copy of the local buffers of a READ or atomic (every WQE answered by a
     /// response has one while it is outstanding).
     pub(in crate::pipeline) sink: Option<SinkRef>,
 }
+
+// 32 bytes an entry: the window of a 31-slot send queue (16 WRs asked for, rounded up as C rxe
+// rounds) fits one 1 KiB allocation.
+const _: () = assert!(core::mem::size_of::<Track>() <= 32);
 
 impl Track {
     /// An entry for a WQE starting at `psn`, not yet finished, without a sink.
@@ -69,7 +73,7 @@ impl Track {
 
     /// The same entry, finished with `status`.
     pub(crate) fn finished(mut self, status: WcStatus) -> Self {
-        self.done = Some(status.to_raw());
+        self.done = Some(status);
         self
     }
 }
