@@ -4,9 +4,9 @@
 # scripts/guest/bench-scale.sh: the scale rows of scripts/guest/bench.sh, which sources it.
 # tests/verbs/verbs_scale creates --scale-qps RC QPs on the loop family's device (16-entry
 # queues, one shared CQ), connects them in loopback pairs (RESET, INIT, RTR, RTS), destroys them, and
-# reports each phase's time and the kernel memory the QPs held, per QP: slab (/proc/meminfo
-# Slab) and everything (MemFree; rrxe maps its rings' pages with vmap, which VmallocUsed does
-# not count, rxe with vmalloc_user). Lower is better in every row. Issue #13's goal: rrxe's create +
+# reports each phase's time and the kernel memory the QPs held, per QP, once created and again
+# once in RTS: slab (/proc/meminfo Slab) and everything (MemFree; rrxe's rings are pages of
+# its own, which VmallocUsed does not count, rxe's vmalloc_user). Lower is better in every row. Issue #13's goal: rrxe's create +
 # connect time at most half of rxe's, its slab per QP no more than rxe's.
 
 # "WORKLOAD UNIT FIELD": the rows, in table order; FIELD is verbs_scale's output name.
@@ -16,6 +16,8 @@ SCALE_ROWS=(
 	"qp_destroy s destroy_s"
 	"qp_slab KiB/QP slab_kib_per_qp"
 	"qp_memory KiB/QP memory_kib_per_qp"
+	"qp_slab_rts KiB/QP slab_rts_kib_per_qp"
+	"qp_memory_rts KiB/QP memory_rts_kib_per_qp"
 )
 
 # scale_rows: run $RUN of the scale rows on the current family's device (the caller runs them

@@ -15,6 +15,9 @@
  *   scale: vmalloc_kib_per_qp KIB     (/proc/meminfo VmallocUsed, the same)
  *   scale: memory_kib_per_qp KIB      (/proc/meminfo MemFree, before minus after: everything,
  *                                      the rings' pages too, however they are mapped)
+ *   scale: slab_rts_kib_per_qp KIB    (Slab again once every QP is in RTS: what connecting
+ *                                      added, the responder's READ/atomic resources for one)
+ *   scale: memory_rts_kib_per_qp KIB  (MemFree, the same)
  *
  * The memory figures are the whole kernel's: run it on an otherwise idle guest. Exit status 0
  * when every QP was created, connected and destroyed; 1 otherwise (what failed is printed).
@@ -63,7 +66,7 @@ int main(int argc, char **argv)
 	struct ibv_cq *cq;
 	union ibv_gid gid;
 	int gid_index, n, made = 0, ok = 1;
-	long slab0, vm0, free0, slab1, vm1, free1;
+	long slab0, vm0, free0, slab1, vm1, free1, slab2 = -1, free2 = -1;
 	double t;
 
 	if (argc != 4 || (n = atoi(argv[3])) < 2 || n % 2) {
@@ -120,8 +123,11 @@ int main(int argc, char **argv)
 				break;
 			}
 		}
-		if (ok)
+		if (ok) {
 			printf("scale: connect_s %.3f\n", now() - t);
+			slab2 = meminfo_kib("Slab");
+			free2 = meminfo_kib("MemFree");
+		}
 	}
 
 	t = now();
@@ -138,6 +144,10 @@ int main(int argc, char **argv)
 		printf("scale: vmalloc_kib_per_qp %.2f\n", (double)(vm1 - vm0) / made);
 	if (made > 0 && free0 >= 0 && free1 >= 0)
 		printf("scale: memory_kib_per_qp %.2f\n", (double)(free0 - free1) / made);
+	if (made > 0 && slab0 >= 0 && slab2 >= 0)
+		printf("scale: slab_rts_kib_per_qp %.2f\n", (double)(slab2 - slab0) / made);
+	if (made > 0 && free0 >= 0 && free2 >= 0)
+		printf("scale: memory_rts_kib_per_qp %.2f\n", (double)(free0 - free2) / made);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
