@@ -7,6 +7,7 @@
 #include <linux/mutex.h>
 #include <linux/namei.h>
 #include <linux/netdevice.h>
+#include <linux/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/if_vlan.h>
 #include <net/addrconf.h>
@@ -145,6 +146,31 @@ void rrxe_helper_vfree_user(void *va, struct page **pages, size_t size)
 	for (i = 0; i < n; i++)
 		__free_page(pages[i]);
 	kvfree(pages);
+}
+
+/*
+ * Zeroed order-0 pages, physically contiguous, charged to the caller's memory cgroup; NULL
+ * (quietly) when none are free. alloc_pages_exact() is a macro (allocation profiling).
+ */
+void *rrxe_helper_alloc_user_pages_exact(size_t size)
+{
+	return alloc_pages_exact(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
+}
+
+unsigned long rrxe_helper_vma_start(const struct vm_area_struct *vma)
+{
+	return vma->vm_start;
+}
+
+unsigned long rrxe_helper_vma_len(const struct vm_area_struct *vma)
+{
+	return vma->vm_end - vma->vm_start;
+}
+
+/* What remap_vmalloc_range() sets on the VMAs it fills. */
+void rrxe_helper_vma_set_dontexpand_dontdump(struct vm_area_struct *vma)
+{
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 }
 
 int rrxe_helper_notifier_from_errno(int err)

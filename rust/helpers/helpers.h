@@ -44,6 +44,11 @@ void rrxe_helper_netdev_mac(const struct net_device *ndev, u8 *mac);
 struct page;
 void *rrxe_helper_vmalloc_user(size_t size, struct page ***pages_out);
 void rrxe_helper_vfree_user(void *va, struct page **pages, size_t size);
+void *rrxe_helper_alloc_user_pages_exact(size_t size);
+struct vm_area_struct;
+unsigned long rrxe_helper_vma_start(const struct vm_area_struct *vma);
+unsigned long rrxe_helper_vma_len(const struct vm_area_struct *vma);
+void rrxe_helper_vma_set_dontexpand_dontdump(struct vm_area_struct *vma);
 
 /* notifiers */
 int rrxe_helper_notifier_from_errno(int err);

@@ -10,23 +10,35 @@ use core::{
         Ordering, //
     },
 };
-use kernel::prelude::*;
+use kernel::{
+    page::PAGE_SIZE,
+    prelude::*, //
+};
 
-/// A zeroed, page-aligned buffer mapped like `vmalloc_user`'s and charged to the memory cgroup of
-/// the process that made it, possibly mapped into user space.
+/// The largest buffer allocated physically contiguous (16 KiB, an order-2 allocation, which the
+/// page allocator rarely fails): a queue of a few dozen entries, most of them. Larger ones, and
+/// small ones when no contiguous pages are free, are pages mapped together (`vmap`).
+const CONTIGUOUS_MAX: usize = 4 * PAGE_SIZE;
+
+/// A zeroed, page-aligned buffer that user space may map, charged to the memory cgroup of the
+/// process that made it.
 ///
 /// User space can write any byte at any time, so the buffer's contents are untrusted and change
 /// under the kernel's feet: every access is bounds-checked here, indices are atomics with
 /// acquire/release ordering (the protocol of the rxe rings), and bulk reads copy into private
 /// memory before the caller looks at them.
 ///
-/// Pages stay alive while user space maps them (the mapping holds page references), so dropping
-/// the buffer while it is mapped is safe: the memory is freed at `munmap`.
+/// A small buffer is physically contiguous pages in the kernel's direct map (no `vmap` to set
+/// up and tear down, as io_uring's rings), a large one order-0 pages mapped together like
+/// `vmalloc_user`'s. Either way its pages are order-0 pages with their own references: pages
+/// stay alive while user space maps them (the mapping holds page references), so dropping the
+/// buffer while it is mapped is safe: the memory is freed at `munmap`.
 ///
 /// # Invariants
 ///
-/// `ptr` points to `len` bytes from `rrxe_helper_vmalloc_user`, page aligned, whose page array
-/// is `pages`; both are freed on drop.
+/// `ptr` points to `len` zeroed-at-allocation bytes, page aligned: if `pages` is null, from
+/// `alloc_pages_exact` (direct-mapped order-0 pages), otherwise from
+/// `rrxe_helper_vmalloc_user`, whose page array is `pages`. Freed on drop.
 pub(crate) struct UserBuf {
     ptr: NonNull<u8>,
     len: usize,
@@ -43,6 +55,19 @@ impl UserBuf {
     pub(crate) fn new(len: usize) -> Result<Self> {
         if len == 0 {
             return Err(EINVAL);
+        }
+        if len <= CONTIGUOUS_MAX {
+            // SAFETY: Any size is valid; the pages come split into order-0 pages, each with its
+            // reference.
+            let ptr = unsafe { bindings::rrxe_helper_alloc_user_pages_exact(len) };
+            if let Some(ptr) = NonNull::new(ptr.cast::<u8>()) {
+                // INVARIANT: Freshly allocated and zeroed, direct-mapped; no page array.
+                return Ok(Self {
+                    ptr,
+                    len,
+                    pages: core::ptr::null_mut(),
+                });
+            }
         }
         let mut pages = core::ptr::null_mut();
         // SAFETY: Any size is valid; `pages` is written on success only.
@@ -94,8 +119,8 @@ impl UserBuf {
         if end > self.len {
             return Err(EINVAL);
         }
-        // SAFETY: The source range is in bounds; `dst` is private memory that cannot overlap a
-        // vmalloc area. Concurrent user writes only make the snapshot's bytes arbitrary, which
+        // SAFETY: The source range is in bounds; `dst` is private memory that cannot overlap
+        // the buffer. Concurrent user writes only make the snapshot's bytes arbitrary, which
         // callers treat as untrusted input.
         unsafe {
             core::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(off), dst.as_mut_ptr(), dst.len())
@@ -116,22 +141,58 @@ impl UserBuf {
         Ok(())
     }
 
-    /// Maps the whole buffer into `vma`.
+    /// Maps the buffer into `vma`, from its start; the VMA may not be larger than the buffer's
+    /// pages.
     ///
     /// # Safety
     ///
-    /// `vma` is a valid VMA of the calling process being set up by an `mmap` handler.
+    /// `vma` is a valid VMA of the calling process being set up by an `mmap` handler (its
+    /// `mmap_lock` held for writing).
     pub(crate) unsafe fn remap(&self, vma: *mut bindings::vm_area_struct) -> Result {
-        // SAFETY: By the invariant the buffer is a `VM_USERMAP` mapping; the caller passes a
-        // valid VMA. `remap_vmalloc_range` checks the VMA size against the allocation.
-        kernel::error::to_result(unsafe {
-            bindings::remap_vmalloc_range(vma, self.ptr.as_ptr().cast(), 0)
-        })
+        if !self.pages.is_null() {
+            // SAFETY: By the invariant the buffer is a `VM_USERMAP` mapping; the caller passes a
+            // valid VMA. `remap_vmalloc_range` checks the VMA size against the allocation.
+            return kernel::error::to_result(unsafe {
+                bindings::remap_vmalloc_range(vma, self.ptr.as_ptr().cast(), 0)
+            });
+        }
+        // SAFETY: The caller passes a valid VMA.
+        let (start, len) = unsafe {
+            (
+                bindings::rrxe_helper_vma_start(vma),
+                bindings::rrxe_helper_vma_len(vma) as usize,
+            )
+        };
+        if len > self.len.next_multiple_of(PAGE_SIZE) {
+            return Err(EINVAL);
+        }
+        for off in (0..len).step_by(PAGE_SIZE) {
+            let va = self.ptr.as_ptr().wrapping_add(off) as usize;
+            // SAFETY: `va` is a direct-map address inside the buffer (`off` is below its pages'
+            // end); the helper checks it anyway and returns null if it is not.
+            let page = unsafe { bindings::rrxe_helper_virt_to_page(va) };
+            if page.is_null() {
+                return Err(EINVAL);
+            }
+            // SAFETY: `page` is an order-0 page of this buffer (by the invariant, with its own
+            // reference, which the mapping takes another of), `start + off` lies in the VMA, and
+            // the caller holds the `mmap_lock` for writing as an `mmap` handler does.
+            kernel::error::to_result(unsafe { bindings::vm_insert_page(vma, start + off, page) })?;
+        }
+        // SAFETY: The caller passes a valid VMA being set up.
+        unsafe { bindings::rrxe_helper_vma_set_dontexpand_dontdump(vma) };
+        Ok(())
     }
 }
 
 impl Drop for UserBuf {
     fn drop(&mut self) {
+        if self.pages.is_null() {
+            // SAFETY: By the invariant `ptr` and `len` came from `alloc_pages_exact`, freed once,
+            // here (pages user space still maps live on: the mapping holds their references).
+            unsafe { bindings::free_pages_exact(self.ptr.as_ptr().cast(), self.len) };
+            return;
+        }
         // SAFETY: By the invariant `ptr`, `pages` and `len` came from the allocating helper
         // and are freed once, here.
         unsafe { bindings::rrxe_helper_vfree_user(self.ptr.as_ptr().cast(), self.pages, self.len) };
