@@ -88,6 +88,7 @@ pub(crate) use qp::{
     QpEvent,
     QpInit,
     QpQuery,
+    QpState,
     QpType, //
 };
 pub(crate) use res::ResEntry;

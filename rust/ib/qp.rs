@@ -202,6 +202,55 @@ impl QpType {
     }
 }
 
+/// The state of a QP (`enum ib_qp_state`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum QpState {
+    /// `IB_QPS_RESET`: the state of a new QP.
+    #[default]
+    Reset,
+    /// `IB_QPS_INIT`.
+    Init,
+    /// `IB_QPS_RTR`: ready to receive.
+    Rtr,
+    /// `IB_QPS_RTS`: ready to send.
+    Rts,
+    /// `IB_QPS_SQD`: send queue drained (or draining).
+    Sqd,
+    /// `IB_QPS_SQE`: send queue error (unreliable QPs).
+    Sqe,
+    /// `IB_QPS_ERR`.
+    Err,
+}
+
+impl QpState {
+    /// The state of `enum ib_qp_state` value `raw`, if it is one.
+    fn from_raw(raw: u32) -> Option<Self> {
+        match raw {
+            bindings::ib_qp_state_IB_QPS_RESET => Some(Self::Reset),
+            bindings::ib_qp_state_IB_QPS_INIT => Some(Self::Init),
+            bindings::ib_qp_state_IB_QPS_RTR => Some(Self::Rtr),
+            bindings::ib_qp_state_IB_QPS_RTS => Some(Self::Rts),
+            bindings::ib_qp_state_IB_QPS_SQD => Some(Self::Sqd),
+            bindings::ib_qp_state_IB_QPS_SQE => Some(Self::Sqe),
+            bindings::ib_qp_state_IB_QPS_ERR => Some(Self::Err),
+            _ => None,
+        }
+    }
+
+    /// The `enum ib_qp_state` value.
+    fn to_raw(self) -> u32 {
+        match self {
+            Self::Reset => bindings::ib_qp_state_IB_QPS_RESET,
+            Self::Init => bindings::ib_qp_state_IB_QPS_INIT,
+            Self::Rtr => bindings::ib_qp_state_IB_QPS_RTR,
+            Self::Rts => bindings::ib_qp_state_IB_QPS_RTS,
+            Self::Sqd => bindings::ib_qp_state_IB_QPS_SQD,
+            Self::Sqe => bindings::ib_qp_state_IB_QPS_SQE,
+            Self::Err => bindings::ib_qp_state_IB_QPS_ERR,
+        }
+    }
+}
+
 /// The attributes of `ibv_create_qp`/`ib_create_qp`.
 pub(crate) struct QpInit<T: DeviceOps> {
     /// Transport service; `None` for types rrxe does not know.
@@ -249,10 +298,10 @@ impl<T: DeviceOps> QpInit<T> {
 /// reports.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct QpAttr {
-    /// Next state (modify) or current state (query), raw `enum ib_qp_state`.
-    pub(crate) qp_state: u32,
-    /// The state the caller believes the QP is in, raw.
-    pub(crate) cur_qp_state: u32,
+    /// Next state (modify) or current state (query).
+    pub(crate) qp_state: QpState,
+    /// The state the caller believes the QP is in.
+    pub(crate) cur_qp_state: QpState,
     /// Path MTU, raw `enum ib_mtu`.
     pub(crate) path_mtu: u32,
     /// UD Q_Key.
@@ -297,10 +346,10 @@ impl QpAttr {
         let mut a = Self::default();
         let has = |m| mask.contains(m);
         if has(QpAttrFlag::State) {
-            a.qp_state = c.qp_state;
+            a.qp_state = QpState::from_raw(c.qp_state).ok_or(EINVAL)?;
         }
         if has(QpAttrFlag::CurState) {
-            a.cur_qp_state = c.cur_qp_state;
+            a.cur_qp_state = QpState::from_raw(c.cur_qp_state).ok_or(EINVAL)?;
         }
         if has(QpAttrFlag::PathMtu) {
             a.path_mtu = c.path_mtu;
@@ -409,8 +458,8 @@ impl QpAttr {
 
     /// Writes a full query result.
     fn write_to(&self, c: &mut bindings::ib_qp_attr) {
-        c.qp_state = self.qp_state;
-        c.cur_qp_state = self.qp_state;
+        c.qp_state = self.qp_state.to_raw();
+        c.cur_qp_state = self.qp_state.to_raw();
         c.path_mtu = self.path_mtu;
         c.path_mig_state = bindings::ib_mig_state_IB_MIG_MIGRATED;
         c.qkey = self.qkey;

@@ -391,31 +391,53 @@ pub(crate) fn check_transition(
 }
 
 /// Works out the current and next state of a Modify QP from the queue pair's actual state and the
-/// raw `cur_qp_state` and `qp_state` attributes.
-///
-/// When the mask has [`AttrMask::CUR_STATE`] the claimed current state must be a known state and
-/// equal the actual one. The C driver instead takes the claimed state on trust, which lets a
-/// caller skip the state machine (claim RTS while in RESET and move "from RTS to RTS"); rrxe
-/// refuses the mismatch. When the mask has [`AttrMask::STATE`] the next state is `raw_next`,
-/// which must be a known state; otherwise the queue pair stays in its current state.
+/// raw `cur_qp_state` and `qp_state` attributes: [`resolve`] once each raw value the mask names
+/// is known to be a state.
 pub(crate) fn resolve_states(
     actual: QpState,
     mask: AttrMask,
     raw_cur: u32,
     raw_next: u32,
 ) -> Result<(QpState, QpState), QpStateError> {
-    if mask.contains(AttrMask::CUR_STATE) {
-        let claimed = QpState::from_raw(raw_cur).ok_or(QpStateError::UnknownState(raw_cur))?;
-        if claimed != actual {
-            return Err(QpStateError::CurStateMismatch { claimed, actual });
-        }
-    }
-    let next = if mask.contains(AttrMask::STATE) {
-        QpState::from_raw(raw_next).ok_or(QpStateError::UnknownState(raw_next))?
+    let known = |raw| QpState::from_raw(raw).ok_or(QpStateError::UnknownState(raw));
+    let claimed = if mask.contains(AttrMask::CUR_STATE) {
+        Some(known(raw_cur)?)
     } else {
-        actual
+        None
     };
-    Ok((actual, next))
+    check_claimed(actual, claimed)?;
+    let next = if mask.contains(AttrMask::STATE) {
+        Some(known(raw_next)?)
+    } else {
+        None
+    };
+    resolve(actual, claimed, next)
+}
+
+/// Works out the current and next state of a Modify QP from the queue pair's actual state, the
+/// state the caller claims it is in (with [`AttrMask::CUR_STATE`]) and the one it asks for (with
+/// [`AttrMask::STATE`]).
+///
+/// A claimed current state must equal the actual one. The C driver instead takes the claimed
+/// state on trust, which lets a caller skip the state machine (claim RTS while in RESET and move
+/// "from RTS to RTS"); rrxe refuses the mismatch. Without a next state the queue pair stays in its
+/// current state.
+pub(crate) fn resolve(
+    actual: QpState,
+    claimed: Option<QpState>,
+    next: Option<QpState>,
+) -> Result<(QpState, QpState), QpStateError> {
+    check_claimed(actual, claimed)?;
+    Ok((actual, next.unwrap_or(actual)))
+}
+
+fn check_claimed(actual: QpState, claimed: Option<QpState>) -> Result<(), QpStateError> {
+    match claimed {
+        Some(claimed) if claimed != actual => {
+            Err(QpStateError::CurStateMismatch { claimed, actual })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Checks that a state change does not leave SQD while the send queue is still draining.

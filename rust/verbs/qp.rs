@@ -145,6 +145,32 @@ impl Drop for GsiClaim {
 }
 
 /// Why a modify failed, for the kernel log, then `EINVAL`.
+/// The driver's QP state for ib_core's (the same IBA states).
+fn state_from_ib(s: ib::QpState) -> QpState {
+    match s {
+        ib::QpState::Reset => QpState::Reset,
+        ib::QpState::Init => QpState::Init,
+        ib::QpState::Rtr => QpState::Rtr,
+        ib::QpState::Rts => QpState::Rts,
+        ib::QpState::Sqd => QpState::Sqd,
+        ib::QpState::Sqe => QpState::Sqe,
+        ib::QpState::Err => QpState::Err,
+    }
+}
+
+/// ib_core's QP state for the driver's.
+fn state_to_ib(s: QpState) -> ib::QpState {
+    match s {
+        QpState::Reset => ib::QpState::Reset,
+        QpState::Init => ib::QpState::Init,
+        QpState::Rtr => ib::QpState::Rtr,
+        QpState::Rts => ib::QpState::Rts,
+        QpState::Sqd => ib::QpState::Sqd,
+        QpState::Sqe => ib::QpState::Sqe,
+        QpState::Err => ib::QpState::Err,
+    }
+}
+
 fn state_errno(qpn: u32, e: QpStateError) -> Error {
     pr_debug!("qp {}: modify refused: {:?}\n", qpn, e);
     EINVAL
@@ -396,7 +422,7 @@ impl RrxeQp {
     pub(crate) fn query(qp: &Qp<RrxeDevice>) -> QpQuery {
         let inner = qp.inner.lock();
         let mut attr = inner.attr;
-        attr.qp_state = inner.state.to_raw();
+        attr.qp_state = state_to_ib(inner.state);
         attr.cap = qp.cap;
         QpQuery {
             attr,

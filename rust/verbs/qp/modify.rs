@@ -7,6 +7,7 @@
 use super::{
     attr_errno,
     state_errno,
+    state_from_ib,
     RrxeQp, //
 };
 use crate::{
@@ -101,8 +102,14 @@ impl RrxeQp {
             qp.pipe.prepare_path(qp.device(), &a.av)?;
         }
         let mut inner = qp.inner.lock();
-        let (cur, next) = qp_state::resolve_states(inner.state, mask, a.cur_qp_state, a.qp_state)
-            .map_err(|e| state_errno(qpn, e))?;
+        let claimed = mask
+            .contains(AttrMask::CUR_STATE)
+            .then(|| state_from_ib(a.cur_qp_state));
+        let asked = mask
+            .contains(AttrMask::STATE)
+            .then(|| state_from_ib(a.qp_state));
+        let (cur, next) =
+            qp_state::resolve(inner.state, claimed, asked).map_err(|e| state_errno(qpn, e))?;
         qp_state::check_transition(cur, next, qp.qp_type, mask).map_err(|e| state_errno(qpn, e))?;
         qp_state::check_sq_drain(cur, next, mask, inner.attr.sq_draining)
             .map_err(|e| state_errno(qpn, e))?;
@@ -111,7 +118,6 @@ impl RrxeQp {
         inner.attr.sq_psn &= 0xff_ffff;
         inner.attr.rq_psn &= 0xff_ffff;
         inner.state = next;
-        inner.attr.qp_state = next.to_raw();
         let applied = inner.attr;
         drop(inner);
         if let Some(r) = resources {
@@ -139,7 +145,6 @@ impl RrxeQp {
             }
             let cur = inner.state;
             inner.state = QpState::Err;
-            inner.attr.qp_state = QpState::Err.to_raw();
             (cur, inner.attr)
         };
         qp.pipe.transition(attr.0, QpState::Err, &attr.1);
