@@ -107,6 +107,7 @@ pub(crate) use wr::{
     SendWr,
     SendWrChain,
     Sge,
-    Wc, //
+    Wc,
+    WcStatus, //
     MAX_WR_SGE,
 };

@@ -19,7 +19,8 @@ use crate::{
         NotifyFlags,
         QpHandle,
         Udata,
-        Wc, //
+        Wc,
+        WcStatus, //
     },
     kernel_ext::eopnotsupp,
     limits,
@@ -130,7 +131,8 @@ fn user_ring(cqe: u32, udata: &mut Udata<'_>) -> Result<(CqRing, u32)> {
 fn kernel_wc(c: &Cqe, qp: QpHandle, network: u8) -> Wc {
     Wc {
         wr_id: c.wr_id,
-        status: c.status,
+        // The driver writes only known statuses.
+        status: WcStatus::from_raw(c.status).unwrap_or(WcStatus::GeneralErr),
         opcode: c.opcode,
         vendor_err: c.vendor_err,
         byte_len: c.byte_len,
