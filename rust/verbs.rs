@@ -127,7 +127,7 @@ impl ib::DeviceOps for RrxeDevice {
         dev: &Device<Self>,
         attr: &CqAttr,
         udata: Option<&mut Udata<'_>>,
-    ) -> Result<RrxeCq> {
+    ) -> Result<impl PinInit<RrxeCq, Error>> {
         RrxeCq::create(dev, attr, udata)
     }
 
@@ -302,7 +302,7 @@ impl ib::DeviceOps for RrxeDevice {
         dev: &Device<Self>,
         attr: &mut SrqAttr,
         udata: Option<&mut Udata<'_>>,
-    ) -> Result<RrxeSrq> {
+    ) -> Result<impl PinInit<RrxeSrq, Error>> {
         RrxeSrq::create(dev, attr, udata)
     }
 

@@ -156,7 +156,7 @@ pub(super) unsafe fn refuse_user_chain<W>(wr: *const W, bad_wr: *mut *const W) -
 ///     // ...
 ///
 ///     fn create_qp(dev: &Device<Self>, init: &mut QpInit<Self>, caller: Caller<'_, '_>)
-///         -> Result<MyQp> {
+///         -> Result<impl PinInit<MyQp, Error>> {
 ///         MyQp::new(dev, init, caller)
 ///     }
 ///     // No create_srq: the SRQ ops stay NULL and ib_core reports no SRQ support.
@@ -208,11 +208,12 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     type Cq: Send + Sync;
 
     /// Creates a CQ of at least `attr.cqe` entries; `udata` is `None` for kernel consumers.
+    /// Returns the initialiser of its data, which the caller runs in place in the CQ object.
     fn create_cq(
         dev: &Device<Self>,
         attr: &CqAttr,
         udata: Option<&mut Udata<'_>>,
-    ) -> Result<Self::Cq>;
+    ) -> Result<impl PinInit<Self::Cq, Error>>;
 
     /// The number of completions `cq` holds (reported as `ib_cq.cqe`).
     fn cq_capacity(cq: &Self::Cq) -> u32;
@@ -391,13 +392,18 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The driver data of a shared receive queue.
     type Srq: Send + Sync;
 
-    /// Creates a basic SRQ; rounds `attr` up to what it grants.
+    /// Creates a basic SRQ; rounds `attr` up to what it grants. Returns the initialiser of its
+    /// data, which the caller runs in place in the SRQ object.
     fn create_srq(
         _dev: &Device<Self>,
         _attr: &mut SrqAttr,
         _udata: Option<&mut Udata<'_>>,
-    ) -> Result<Self::Srq> {
-        build_error!(VTABLE_DEFAULT_ERROR)
+    ) -> Result<impl PinInit<Self::Srq, Error>> {
+        build_error!(VTABLE_DEFAULT_ERROR);
+        // Never reached, but the return type needs an initialiser.
+        #[allow(unreachable_code)]
+        // SAFETY: The initialiser fails without touching the slot.
+        Ok(unsafe { pin_init::pin_init_from_closure(|_| Err(EINVAL)) })
     }
 
     /// Resizes the SRQ and/or arms its limit.

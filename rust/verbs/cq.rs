@@ -103,11 +103,14 @@ struct CqState {
     armed: u32,
 }
 
-/// The driver data of a completion queue.
+/// The driver data of a completion queue, initialised in place in the CQ object.
+#[pin_data]
 pub(crate) struct RrxeCq {
-    state: Pin<KBox<SpinLockIrq<CqState>>>,
+    #[pin]
+    state: SpinLockIrq<CqState>,
     /// Runs the consumer's completion handler (never from the context that completes work).
-    notifier: Pin<KBox<CompletionNotifier>>,
+    #[pin]
+    notifier: CompletionNotifier,
     /// Capacity of the current ring, reported as `ib_cq.cqe`.
     capacity: Atomic<u32>,
 }
@@ -153,7 +156,7 @@ impl RrxeCq {
         _dev: &Device<RrxeDevice>,
         attr: &CqAttr,
         udata: Option<&mut Udata<'_>>,
-    ) -> Result<Self> {
+    ) -> Result<impl PinInit<Self, Error>> {
         if attr.flags != 0 {
             return Err(eopnotsupp());
         }
@@ -176,14 +179,11 @@ impl RrxeCq {
                 )
             }
         };
-        Ok(Self {
-            state: KBox::pin_init(
-                new_spinlock_irq!(CqState { ring, armed: 0 }, "rrxe_cq"),
-                GFP_KERNEL,
-            )?,
-            notifier: KBox::pin_init(CompletionNotifier::new(), GFP_KERNEL)?,
+        Ok(try_pin_init!(Self {
+            state <- new_spinlock_irq!(CqState { ring, armed: 0 }, "rrxe_cq"),
+            notifier <- CompletionNotifier::new(),
             capacity: Atomic::new(capacity),
-        })
+        }? Error))
     }
 
     /// The number of completions the CQ holds (`ib_cq.cqe`).

@@ -56,14 +56,17 @@ struct SrqState {
 }
 
 /// The driver data of a shared receive queue.
+#[pin_data]
 pub(crate) struct RrxeSrq {
     /// The SRQ number, returned to the device's pool on destroy.
     _num: PoolIndex,
     max_sge: u32,
-    state: Pin<KBox<SpinLockIrq<SrqState>>>,
+    #[pin]
+    state: SpinLockIrq<SrqState>,
     /// Raises the limit event in process context, outside the receiving QP's locks and outside
     /// every verb call (a kernel sender's `post_send` can take the WQE on loopback).
-    limit_work: Pin<KBox<RefWork<Srq<RrxeDevice>, Sleeping>>>,
+    #[pin]
+    limit_work: RefWork<Srq<RrxeDevice>, Sleeping>,
 }
 
 impl WorkTarget<Sleeping> for Srq<RrxeDevice> {
@@ -96,7 +99,7 @@ impl RrxeSrq {
         dev: &Device<RrxeDevice>,
         attr: &mut SrqAttr,
         mut udata: Option<&mut Udata<'_>>,
-    ) -> Result<Self> {
+    ) -> Result<impl PinInit<Self, Error>> {
         if attr.max_wr == 0
             || attr.max_wr > limits::MAX_SRQ_WR
             || attr.max_sge > limits::MAX_SRQ_SGE
@@ -115,27 +118,25 @@ impl RrxeSrq {
             resp[16..20].copy_from_slice(&num.get().to_ne_bytes());
             u.respond(&resp)?;
         }
+        let limit = attr.srq_limit;
         *attr = SrqAttr {
             max_wr: ring.capacity(),
             max_sge,
-            srq_limit: attr.srq_limit,
+            srq_limit: limit,
         };
-        Ok(Self {
+        Ok(try_pin_init!(Self {
             _num: num,
             max_sge,
-            state: KBox::pin_init(
-                new_spinlock_irq!(
-                    SrqState {
-                        ring,
-                        _mmap: mmap,
-                        limit: attr.srq_limit,
-                    },
-                    "rrxe_srq"
-                ),
-                GFP_KERNEL,
-            )?,
-            limit_work: KBox::pin_init(RefWork::new(), GFP_KERNEL)?,
-        })
+            state <- new_spinlock_irq!(
+                SrqState {
+                    ring,
+                    _mmap: mmap,
+                    limit,
+                },
+                "rrxe_srq"
+            ),
+            limit_work <- RefWork::new(),
+        }? Error))
     }
 
     /// Modify SRQ: resize (keeping the posted WQEs) and/or set the limit; unchanged on error.

@@ -25,12 +25,12 @@ impl<T: DeviceOps> Adapter<T> {
             // SAFETY: The core set `device` to one of our devices.
             let dev = unsafe { Self::dev((*ibcq).device) };
             let data = T::create_cq(dev, &attr, udata.as_mut())?;
-            let cqe = T::cq_capacity(&data);
             // SAFETY: The core allocated `size_ib_cq` bytes for a `Cq<T>`; `data` is unset.
-            unsafe {
-                Cq::<T>::init(ibcq, data);
-                (*ibcq).cqe = i32::try_from(cqe).unwrap_or(i32::MAX);
-            }
+            unsafe { Cq::<T>::init_pinned(ibcq, data)? };
+            // SAFETY: Created just now.
+            let cqe = T::cq_capacity(unsafe { Cq::<T>::from_raw(ibcq) });
+            // SAFETY: The CQ is ours and not visible to anyone else yet.
+            unsafe { (*ibcq).cqe = i32::try_from(cqe).unwrap_or(i32::MAX) };
             Ok(0)
         })
     }

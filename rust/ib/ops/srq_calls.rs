@@ -75,9 +75,9 @@ impl<T: DeviceOps> Adapter<T> {
             // SAFETY: The core set `device` to one of our devices.
             let dev = unsafe { Self::dev((*ibsrq).device) };
             let data = T::create_srq(dev, &mut attr, udata.as_mut())?;
-            attr.write_to(&mut init.attr);
             // SAFETY: The core allocated `size_ib_srq` bytes for an `Srq<T>`; `data` is unset.
-            unsafe { Srq::<T>::init(ibsrq, data) };
+            unsafe { Srq::<T>::init_pinned(ibsrq, data)? };
+            attr.write_to(&mut init.attr);
             Ok(0)
         })
     }
