@@ -157,6 +157,12 @@ impl RrxeDevice {
         &self.ndev
     }
 
+    /// Whether `av` leads back to this device (its destination MAC is the netdev's): packets
+    /// to it go to the receiving QP directly, never through the network stack.
+    pub(crate) fn is_local(&self, av: &AddressVector) -> bool {
+        self.ndev.mac() == av.dmac
+    }
+
     /// The device's share of its namespace's UDP tunnel sockets.
     pub(crate) fn tunnels(&self) -> &NetnsTunnel {
         &self.tunnels

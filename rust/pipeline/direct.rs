@@ -15,7 +15,6 @@ use super::{
         Snapshot,
         TakenRecv, //
     },
-    xmit,
 };
 use crate::sync::ObjRef;
 use crate::{
@@ -184,7 +183,7 @@ pub(crate) fn try_message(
 ) -> Option<bool> {
     let w = eligible(snap, st)?;
     let dev = qp.device();
-    if !xmit::is_local(dev, &snap.av) {
+    if !dev.is_local(&snap.av) {
         return None;
     }
     let dest = dev.lookup_qp(snap.dest_qpn)?;

@@ -212,7 +212,7 @@ impl QpPipe {
     /// netdev's address changed under a loopback connection) is dropped and counted as a send
     /// error, as if the route had failed.
     pub(crate) fn prepare_path(&self, dev: &Device<RrxeDevice>, av: &AddressVector) -> Result {
-        if !super::xmit::is_local(dev, av) && self.socket.as_ref().is_none() {
+        if !dev.is_local(av) && self.socket.as_ref().is_none() {
             // A concurrent `modify_qp` may open one first: that one stays, this one is released.
             self.socket.populate(TxSocket::new()?);
         }

@@ -77,11 +77,6 @@ pub(crate) fn build(
     Ok(skb)
 }
 
-/// Whether `av` leads back to this device (its destination MAC is ours).
-pub(crate) fn is_local(dev: &Device<RrxeDevice>, av: &AddressVector) -> bool {
-    dev.netdev().mac() == av.dmac
-}
-
 /// Sends one packet of `qp`. Not with interrupts disabled (the IP output path enables BHs). A
 /// QP of this device that receives it is listed in `kicks`, not run here.
 fn send(qp: &Qp<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
@@ -92,7 +87,7 @@ fn send(qp: &Qp<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
         src_port,
     } = item;
     dev.count(Counter::SentPkts);
-    if is_local(dev, &av) {
+    if dev.is_local(&av) {
         recv::loopback(dev, skb, &av, kicks);
         return;
     }
@@ -175,7 +170,7 @@ fn train_at(dev: &Device<RrxeDevice>, items: &[TxItem]) -> (usize, usize) {
     };
     if !crate::params::gso()
         || !eligible(first)
-        || is_local(dev, &first.av)
+        || dev.is_local(&first.av)
         || crate::mcast::is_multicast(&first.av.dgid)
     {
         return (1, first.skb.len());
