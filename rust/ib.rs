@@ -22,6 +22,7 @@ mod object;
 mod odp;
 mod ops;
 mod qp;
+mod qp_attr;
 mod res;
 mod srq;
 mod sysfs;
@@ -82,14 +83,16 @@ pub(crate) use odp::{
 pub(crate) use ops::DeviceOps;
 pub(crate) use qp::{
     Qp,
-    QpAttr,
-    QpAttrMask,
     QpCap,
     QpEvent,
     QpInit,
-    QpQuery,
-    QpState,
     QpType, //
+};
+pub(crate) use qp_attr::{
+    QpAttr,
+    QpAttrMask,
+    QpQuery,
+    QpState, //
 };
 pub(crate) use res::ResEntry;
 pub(crate) use srq::{

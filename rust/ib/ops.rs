@@ -41,9 +41,12 @@ use super::{
     qp::{
         self,
         Qp,
+        QpInit, //
+    },
+    qp_attr::{
+        self,
         QpAttr,
         QpAttrMask,
-        QpInit,
         QpQuery, //
     },
     res::ResEntry,

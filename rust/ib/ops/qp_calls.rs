@@ -45,9 +45,9 @@ impl<T: DeviceOps> Adapter<T> {
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         from_result(|| {
-            let mask = qp::attr_mask_from_c(u32::try_from(mask).map_err(|_| EINVAL)?);
+            let mask = qp_attr::attr_mask_from_c(u32::try_from(mask).map_err(|_| EINVAL)?);
             // SAFETY: The core passes valid attributes for this call.
-            let a = qp::attr_from_c(unsafe { &*attr }, mask)?;
+            let a = qp_attr::attr_from_c(unsafe { &*attr }, mask)?;
             // SAFETY: A created QP of ours.
             T::modify_qp(unsafe { Qp::from_raw(ibqp) }, &a, mask)?;
             Ok(0)
@@ -72,7 +72,7 @@ impl<T: DeviceOps> Adapter<T> {
         unsafe {
             core::ptr::write_bytes(attr, 0, 1);
             core::ptr::write_bytes(init, 0, 1);
-            qp::write_query(&q, &mut *attr, &mut *init);
+            qp_attr::write_query(&q, &mut *attr, &mut *init);
             (*init).send_cq = (*ibqp).send_cq;
             (*init).recv_cq = (*ibqp).recv_cq;
             (*init).srq = (*ibqp).srq;
