@@ -149,12 +149,14 @@ void rrxe_helper_vfree_user(void *va, struct page **pages, size_t size)
 }
 
 /*
- * Zeroed order-0 pages, physically contiguous, charged to the caller's memory cgroup; NULL
- * (quietly) when none are free. alloc_pages_exact() is a macro (allocation profiling).
+ * Order-0 pages, physically contiguous, charged to the caller's memory cgroup, not zeroed (the
+ * caller zeroes the pages it keeps: __GFP_ZERO would also clear the tail of the power-of-two
+ * block that alloc_pages_exact() frees); NULL (quietly) when none are free.
+ * alloc_pages_exact() is a macro (allocation profiling).
  */
 void *rrxe_helper_alloc_user_pages_exact(size_t size)
 {
-	return alloc_pages_exact(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
+	return alloc_pages_exact(size, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 }
 
 unsigned long rrxe_helper_vma_start(const struct vm_area_struct *vma)

@@ -61,6 +61,10 @@ impl UserBuf {
             // reference.
             let ptr = unsafe { bindings::rrxe_helper_alloc_user_pages_exact(len) };
             if let Some(ptr) = NonNull::new(ptr.cast::<u8>()) {
+                // Zeroed here, all the pages user space can map and no more (the allocator's
+                // `__GFP_ZERO` would clear the whole power-of-two block, a 12 KiB ring's 16).
+                // SAFETY: `alloc_pages_exact` returned the pages of `len` bytes rounded up.
+                unsafe { core::ptr::write_bytes(ptr.as_ptr(), 0, len.next_multiple_of(PAGE_SIZE)) };
                 // INVARIANT: Freshly allocated and zeroed, direct-mapped; no page array.
                 return Ok(Self {
                     ptr,
