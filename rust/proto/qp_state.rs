@@ -400,18 +400,17 @@ pub(crate) fn resolve_states(
     raw_next: u32,
 ) -> Result<(QpState, QpState), QpStateError> {
     let known = |raw| QpState::from_raw(raw).ok_or(QpStateError::UnknownState(raw));
-    let claimed = if mask.contains(AttrMask::CUR_STATE) {
-        Some(known(raw_cur)?)
-    } else {
-        None
-    };
+    let claimed = mask
+        .contains(AttrMask::CUR_STATE)
+        .then(|| known(raw_cur))
+        .transpose()?;
+    // The claim is checked before the next state is decoded (a mismatch is reported first).
     check_claimed(actual, claimed)?;
-    let next = if mask.contains(AttrMask::STATE) {
-        Some(known(raw_next)?)
-    } else {
-        None
-    };
-    resolve(actual, claimed, next)
+    let next = mask
+        .contains(AttrMask::STATE)
+        .then(|| known(raw_next))
+        .transpose()?;
+    resolve(actual, None, next)
 }
 
 /// Works out the current and next state of a Modify QP from the queue pair's actual state, the
