@@ -164,7 +164,7 @@ impl UserBuf {
         let (start, len) = unsafe {
             (
                 bindings::rrxe_helper_vma_start(vma),
-                bindings::rrxe_helper_vma_len(vma) as usize,
+                bindings::rrxe_helper_vma_len(vma),
             )
         };
         if len > self.len.next_multiple_of(PAGE_SIZE) {
