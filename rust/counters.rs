@@ -56,6 +56,11 @@ pub(crate) enum DropReason {
     /// A READ or atomic request to a QP whose `max_dest_rd_atomic` is 0 (it keeps no
     /// responder resources): an invalid request.
     NoResponderResources,
+    /// An ACK, NAK, READ response or atomic ACK for a PSN the QP never sent: forged, or from
+    /// a broken peer. It changes nothing.
+    ResponseUnsent,
+    /// A READ response whose payload or position does not fit its place in the READ.
+    ResponseLength,
 }
 
 impl DropReason {
@@ -80,6 +85,8 @@ impl DropReason {
             Self::InboxFull => c"inbox_full",
             Self::AddressMismatch => c"address_mismatch",
             Self::NoResponderResources => c"no_responder_resources",
+            Self::ResponseUnsent => c"response_unsent",
+            Self::ResponseLength => c"response_length",
         }
     }
 }
@@ -141,11 +148,13 @@ pub(crate) fn drop_index(r: DropReason) -> usize {
             DropReason::InboxFull => 15,
             DropReason::AddressMismatch => 16,
             DropReason::NoResponderResources => 17,
+            DropReason::ResponseUnsent => 18,
+            DropReason::ResponseLength => 19,
         }
 }
 
 /// Number of drop counters.
-const DROPS: usize = 18;
+const DROPS: usize = 20;
 
 /// Number of counters.
 pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 3;
@@ -187,6 +196,8 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"drop_inbox_full"),
     StatDesc::new(c"drop_address_mismatch"),
     StatDesc::new(c"drop_no_responder_resources"),
+    StatDesc::new(c"drop_response_unsent"),
+    StatDesc::new(c"drop_response_length"),
     StatDesc::new(c"odp_faults"),
     StatDesc::new(c"odp_fault_errors"),
     StatDesc::new(c"tx_flow_wait"),

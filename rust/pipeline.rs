@@ -377,12 +377,12 @@ fn handle(
     } else {
         qp.device().count(Counter::AckDeferred);
         let c = completer::on_response(qp, snap, &h, payload);
-        if c.dropped {
-            drop_packet(qp.device(), DropReason::StaleResponse, Some(&bth));
+        if let Some(reason) = c.dropped {
+            drop_packet(qp.device(), reason, Some(&bth));
         }
         Handled {
             fatal: c.fatal,
-            dropped: c.dropped,
+            dropped: c.dropped.is_some(),
         }
     }
 }

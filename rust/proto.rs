@@ -40,6 +40,8 @@ pub(crate) mod retry;
 pub(crate) mod ring;
 #[path = "proto/seq.rs"]
 pub(crate) mod seq;
+#[path = "proto/window.rs"]
+pub(crate) mod window;
 #[path = "proto/wqe.rs"]
 pub(crate) mod wqe;
 #[path = "proto/wqe_encode.rs"]

@@ -17,7 +17,10 @@ use super::{
 };
 use crate::sync::ObjRef;
 use crate::{
-    counters::Counter,
+    counters::{
+        Counter,
+        DropReason, //
+    },
     device::RrxeDevice,
     ib::Qp,
     proto::{
@@ -42,6 +45,13 @@ use crate::{
             self,
             AckDecision, //
         },
+        window::{
+            self,
+            AckedThrough,
+            AnswerPsn,
+            Outstanding,
+            SendWindow, //
+        },
         wqe::WrOpcode,
     },
     verbs::cq::RrxeCq,
@@ -59,8 +69,18 @@ fn psn_le(a: Psn, b: Psn) -> bool {
 pub(crate) struct CompOutcome {
     /// The QP must move to ERR.
     pub(crate) fatal: bool,
-    /// A counted drop: the packet was not for anything outstanding.
-    pub(crate) dropped: bool,
+    /// A drop to count: why the packet changed nothing.
+    pub(crate) dropped: Option<DropReason>,
+}
+
+impl CompOutcome {
+    /// The packet is dropped for `reason`.
+    fn drop(reason: DropReason) -> Self {
+        Self {
+            fatal: false,
+            dropped: Some(reason),
+        }
+    }
 }
 
 /// Marks the oldest unfinished WQE as failed with `status`.
@@ -95,8 +115,10 @@ fn progress(st: &mut SendState) {
     st.rnr_retry = RetryCounter::new_rnr(st.rnr_retry_cnt);
 }
 
-/// Retires SEND/WRITE WQEs whose last PSN is at or before `p`. Returns `true` when a READ or
-/// atomic at or before `p` is still unanswered (an implicit NAK: its responses were lost).
+/// Retires SEND/WRITE WQEs whose last PSN is at or before `acked`'s last. Returns `true` when
+/// a READ or atomic at or before it is still unanswered (an implicit NAK: its responses were
+/// lost). `acked` comes from an answer inside the send window ([`SendWindow::classify`]): it
+/// never reaches past the newest PSN sent.
 ///
 /// The oldest PSN not yet acknowledged moves up to `p + 1`, but never into an unanswered READ
 /// or atomic: only its own responses, in order, move it through those PSNs. A response from
@@ -110,7 +132,8 @@ fn progress(st: &mut SendState) {
 /// goes. Without this the requester relied on the peer acknowledging the duplicates, which a
 /// peer that completed the message and destroyed its QP never does: rc_pingpong's server used
 /// up its retries that way.
-fn ack_up_to(st: &mut SendState, p: Psn) -> bool {
+fn ack_up_to(st: &mut SendState, acked: AckedThrough) -> bool {
+    let p = acked.last();
     let sending_last = st.cur.is_some();
     let count = st.count;
     let mut i = 0;
@@ -198,8 +221,15 @@ fn retry(qp: &Qp<RrxeDevice>, st: &mut SendState, cause: RetryCause) -> bool {
 /// The send state, locked.
 type SendGuard<'a> = kernel::sync::lock::Guard<'a, SendState, crate::sync::SpinLockIrqBackend>;
 
+/// The window of PSNs `st` has sent and the peer has not acknowledged.
+fn window_of(st: &SendState) -> SendWindow {
+    SendWindow::new(st.comp_psn, st.sent_to)
+}
+
 /// Handles a response packet for `qp`'s requests: an ACK or NAK ([`on_ack`]), or a READ
-/// response or atomic ACK ([`on_answer`]). A UC QP gets none.
+/// response or atomic ACK ([`on_answer`]). A UC QP gets none. Every answer is classified
+/// against the send window before it changes anything: one for a PSN never sent (forged, or
+/// from a broken peer) or already acknowledged is dropped and counted.
 pub(crate) fn on_response(
     qp: &Qp<RrxeDevice>,
     snap: &Snapshot,
@@ -207,45 +237,47 @@ pub(crate) fn on_response(
     payload: &[u8],
 ) -> CompOutcome {
     if snap.qp_type != QpType::Rc {
-        return CompOutcome {
-            dropped: true,
-            ..CompOutcome::default()
-        };
+        return CompOutcome::drop(DropReason::OpcodeForQpType);
     }
     let st = qp.pipe().send.lock();
+    let psn = match window_of(&st).classify(h.headers.bth.psn) {
+        AnswerPsn::Outstanding(psn) => psn,
+        AnswerPsn::Stale => return CompOutcome::drop(DropReason::StaleResponse),
+        AnswerPsn::Unsent => return CompOutcome::drop(DropReason::ResponseUnsent),
+    };
     match h.info.kind {
-        OpKind::Ack => on_ack(qp, st, h),
-        OpKind::ReadResponse | OpKind::AtomicAck => on_answer(qp, snap, st, h, payload),
-        _ => CompOutcome {
-            dropped: true,
-            ..CompOutcome::default()
-        },
+        OpKind::Ack => on_ack(qp, st, h, psn),
+        OpKind::ReadResponse | OpKind::AtomicAck => on_answer(qp, snap, st, h, psn, payload),
+        _ => CompOutcome::drop(DropReason::OpcodeForQpType),
     }
 }
 
 /// An ACK retires what it covers. A sequence error NAK goes back to the PSN the responder
 /// expects (a transport retry); an RNR NAK waits for the timer it names and resends from
 /// there (an RNR retry); any other NAK fails the request it names and the QP ([`fail_at`]).
-fn on_ack(qp: &Qp<RrxeDevice>, mut st: SendGuard<'_>, h: &ParsedHeaders) -> CompOutcome {
+fn on_ack(
+    qp: &Qp<RrxeDevice>,
+    mut st: SendGuard<'_>,
+    h: &ParsedHeaders,
+    psn: Outstanding,
+) -> CompOutcome {
     let mut out = CompOutcome::default();
-    let psn = h.headers.bth.psn;
     let Some(aeth) = h.headers.aeth else {
-        out.dropped = true;
-        return out;
+        return CompOutcome::drop(DropReason::Malformed);
     };
-    match seq::classify_ack(aeth, psn, st.comp_psn, st.sent_to) {
+    match seq::classify_ack(aeth, psn) {
         AckDecision::Ack { last_acked } => {
-            if ack_up_to(&mut st, last_acked) {
+            if ack_up_to(&mut st, last_acked.acks_through()) {
                 out.fatal = retry(qp, &mut st, RetryCause::Response);
             }
         }
         AckDecision::NakSeqErr { expected } => {
-            ack_up_to(&mut st, expected.wrapping_sub(1));
+            ack_up_to(&mut st, expected.acks_before());
             qp.device().count(Counter::RcvdSeqErr);
             out.fatal = retry(qp, &mut st, RetryCause::Response);
         }
         AckDecision::RnrNak { timer_us } => {
-            ack_up_to(&mut st, psn.wrapping_sub(1));
+            ack_up_to(&mut st, psn.acks_before());
             qp.device().count(Counter::RcvdRnrErr);
             if st.rnr_retry.consume() {
                 rewind(&mut st);
@@ -264,8 +296,12 @@ fn on_ack(qp: &Qp<RrxeDevice>, mut st: SendGuard<'_>, h: &ParsedHeaders) -> Comp
         d @ (AckDecision::NakInvalidRequest
         | AckDecision::NakRemoteAccess
         | AckDecision::NakRemoteOperation) => {
-            let implicit_nak = ack_up_to(&mut st, psn.wrapping_sub(1));
-            if fail_at(&mut st, psn, d.wc_status().unwrap_or(WcStatus::RemOpErr)) {
+            let implicit_nak = ack_up_to(&mut st, psn.acks_before());
+            if fail_at(
+                &mut st,
+                psn.psn(),
+                d.wc_status().unwrap_or(WcStatus::RemOpErr),
+            ) {
                 out.fatal = true;
             } else if implicit_nak {
                 // An unanswered READ or atomic before the request the NAK names: its
@@ -273,56 +309,79 @@ fn on_ack(qp: &Qp<RrxeDevice>, mut st: SendGuard<'_>, h: &ParsedHeaders) -> Comp
                 // the failed request is answered with the same NAK when it goes again.
                 out.fatal = retry(qp, &mut st, RetryCause::Response);
             } else {
-                out.dropped = true;
+                out.dropped = Some(DropReason::StaleResponse);
             }
         }
-        AckDecision::Ignore => out.dropped = true,
+        AckDecision::Ignore => out.dropped = Some(DropReason::Malformed),
     }
     out
 }
 
-/// A READ response or atomic ACK: it acknowledges everything before the oldest unanswered
-/// READ or atomic, must be that one's next response in PSN order (one from further on means
-/// some were lost: the READ is asked for again, once per gap), and of its kind; its data (the
-/// original value for an atomic) goes into the local buffers the request's sink copied. The
-/// last response completes the WQE and frees its read credit.
+/// The READ or atomic a response at `psn` answers, if it is of the response's kind (`is_read`:
+/// a READ response) and no READ or atomic before it is unanswered: its index. Looked up before
+/// the response acknowledges anything: a response that answers nothing tracked (forged, or
+/// from before a rewind) changes nothing.
+fn answered_wqe(st: &mut SendState, psn: Psn, is_read: bool) -> Option<usize> {
+    let first = st.oldest_unfinished()?;
+    (first..st.count).find_map(|i| {
+        let t = *st.entry(i)?;
+        if t.done.is_some() || !t.wants_response() {
+            return None;
+        }
+        // The first unanswered READ or atomic decides: a response for a later one is not
+        // for anything the completer can take now.
+        let inside = psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn);
+        let kind = t.opcode.answered_by_read_response() == is_read;
+        Some((inside && kind).then_some(i))
+    })?
+}
+
+/// A READ response or atomic ACK: it must answer the oldest unanswered READ or atomic, by
+/// kind and PSN ([`answered_wqe`]); then it acknowledges everything before that one, must be
+/// its next response in PSN order (one from further on means some were lost: the READ is asked
+/// for again, once per gap), and must fit its place in the READ (one MTU until the last, the
+/// last carrying the rest; [`window::read_response_fits`]). Its data (the original value for
+/// an atomic) goes into the local buffers the request's sink copied. The last response
+/// completes the WQE and frees its read credit.
 fn on_answer(
     qp: &Qp<RrxeDevice>,
     snap: &Snapshot,
     mut st: SendGuard<'_>,
     h: &ParsedHeaders,
+    psn: Outstanding,
     payload: &[u8],
 ) -> CompOutcome {
     let mut out = CompOutcome::default();
-    let psn = h.headers.bth.psn;
-    // Everything before the oldest READ/atomic is implicitly acknowledged.
-    ack_up_to(&mut st, psn.wrapping_sub(1));
-    let Some((i, t)) = answered(qp, &mut st, psn, &mut out) else {
+    let is_read = h.info.kind == OpKind::ReadResponse;
+    if answered_wqe(&mut st, psn.psn(), is_read).is_none() {
+        return CompOutcome::drop(DropReason::StaleResponse);
+    }
+    // Everything before the READ/atomic it answers is implicitly acknowledged.
+    ack_up_to(&mut st, psn.acks_before());
+    let Some((i, t)) = answered(qp, &mut st, psn.psn(), &mut out) else {
         return out;
     };
-    let is_read = t.opcode.answered_by_read_response();
-    if is_read != (h.info.kind == OpKind::ReadResponse) {
-        out.dropped = true;
-        return out;
-    }
     // FLUSH and ATOMIC WRITE are answered by one zero-length READ RESPONSE ONLY.
     let is_data = t.opcode == WrOpcode::RdmaRead;
     if is_read && !is_data && !(payload.is_empty() && h.info.position.ends_message()) {
-        out.dropped = true;
-        return out;
+        return CompOutcome::drop(DropReason::LengthError);
+    }
+    let index = psn.psn().distance_from(t.first_psn);
+    let ends = h.info.position.ends_message();
+    if is_data && !window::read_response_fits(t.length, snap.mtu, index, ends, payload.len()) {
+        return CompOutcome::drop(DropReason::ResponseLength);
     }
     let orig;
     let data: &[u8] = if is_read {
         payload
     } else {
         let Some(a) = h.headers.atomic_ack_eth else {
-            out.dropped = true;
-            return out;
+            return CompOutcome::drop(DropReason::Malformed);
         };
         orig = a.orig.to_ne_bytes();
         &orig
     };
-    let offset = psn.distance_from(t.first_psn).saturating_mul(snap.mtu);
+    let offset = index.saturating_mul(snap.mtu);
     let delivered = if is_read && !is_data {
         Ok(())
     } else {
@@ -334,9 +393,9 @@ fn on_answer(
         Err(e) if e == EAGAIN => return out,
         Err(_) => WcStatus::LocProtErr,
     };
-    st.comp_psn = psn.next();
+    st.comp_psn = psn.psn().next();
     progress(&mut st);
-    let last = !is_read || h.info.position.ends_message();
+    let last = !is_read || ends;
     if last || status != WcStatus::Success {
         if let Some(e) = st.entry(i) {
             e.done = Some(status);
@@ -365,7 +424,7 @@ fn answered(
         t.wants_response().then_some((i, t))
     });
     let Some((i, t)) = found else {
-        out.dropped = true;
+        out.dropped = Some(DropReason::StaleResponse);
         return None;
     };
     let in_range = psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn);
@@ -377,7 +436,7 @@ fn answered(
         st.asked_again = Some(st.comp_psn);
         out.fatal = retry(qp, st, RetryCause::Response);
     } else {
-        out.dropped = true;
+        out.dropped = Some(DropReason::StaleResponse);
     }
     None
 }

@@ -16,10 +16,10 @@ use super::opcode::OpKind;
 use super::opcode::Opcode;
 use super::opcode::Position;
 use super::psn::cmp_psn;
-use super::psn::in_window;
 use super::psn::Psn;
 use super::qp_attr::rnr_timer_us;
 use super::qp_state::QpType;
+use super::window::Outstanding;
 use super::wqe::WrOpcode;
 use core::cmp::Ordering;
 
@@ -350,13 +350,14 @@ pub(crate) fn check_request_sequence(prev: Option<Opcode>, next: Opcode) -> Resu
     }
 }
 
-/// What the requester's completer does with an acknowledgement (a packet carrying an AETH).
+/// What the requester's completer does with an acknowledgement (a packet carrying an AETH)
+/// whose PSN lies in the send window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AckDecision {
     /// A positive acknowledgement of every PSN up to and including `last_acked`.
     Ack {
         /// The PSN the acknowledgement carries.
-        last_acked: Psn,
+        last_acked: Outstanding,
     },
     /// Receiver not ready: wait `timer_us` microseconds, then retry from the NAKed PSN.
     RnrNak {
@@ -366,7 +367,7 @@ pub(crate) enum AckDecision {
     /// PSN sequence error: every PSN before `expected` is acknowledged; resend from `expected`.
     NakSeqErr {
         /// The PSN the responder expects next.
-        expected: Psn,
+        expected: Outstanding,
     },
     /// The responder rejected the request as invalid.
     NakInvalidRequest,
@@ -374,7 +375,7 @@ pub(crate) enum AckDecision {
     NakRemoteAccess,
     /// The responder failed the request, or sent a reserved NAK code (as the C driver treats it).
     NakRemoteOperation,
-    /// The acknowledgement is outside the outstanding window or has a reserved syndrome: drop it.
+    /// A reserved syndrome: drop it.
     Ignore,
 }
 
@@ -392,20 +393,12 @@ impl AckDecision {
 
 /// Classifies an acknowledgement with header `aeth` and BTH PSN `psn`.
 ///
-/// The outstanding PSNs are `[oldest_unacked, next_psn)`, wrapping modulo 2^24; an
-/// acknowledgement whose PSN lies outside them (a stale duplicate, or one for a PSN never sent) is
-/// [`AckDecision::Ignore`], as is everything when nothing is outstanding. Inside the window the
-/// syndrome decides: ACK, RNR NAK with its delay, or the NAK code (0 PSN sequence error, 1 invalid
-/// request, 2 remote access error, 3 remote operational error, others treated as 3).
-pub(crate) fn classify_ack(
-    aeth: Aeth,
-    psn: Psn,
-    oldest_unacked: Psn,
-    next_psn: Psn,
-) -> AckDecision {
-    if !in_window(psn, oldest_unacked, next_psn.distance_from(oldest_unacked)) {
-        return AckDecision::Ignore;
-    }
+/// Only an acknowledgement inside the send window gets here: the caller classified its PSN
+/// ([`SendWindow::classify`](super::window::SendWindow::classify)); one outside it (a stale
+/// duplicate, or one for a PSN never sent) changes nothing. The syndrome decides: ACK, RNR NAK
+/// with its delay, or the NAK code (0 PSN sequence error, 1 invalid request, 2 remote access
+/// error, 3 remote operational error, others treated as 3).
+pub(crate) fn classify_ack(aeth: Aeth, psn: Outstanding) -> AckDecision {
     match aeth.kind() {
         AethSyndrome::Ack { .. } => AckDecision::Ack { last_acked: psn },
         AethSyndrome::RnrNak { timer } => match rnr_timer_us(timer) {

@@ -21,6 +21,21 @@ mod tests {
         },
     };
 
+    /// An ACK of `psn`, which must lie in `st`'s send window.
+    fn acked(st: &SendState, psn: u32) -> AckedThrough {
+        window_of(st)
+            .outstanding(Psn::new(psn))
+            .expect("an outstanding PSN")
+            .acks_through()
+    }
+
+    /// What the completer decides on an ACK with `aeth` at `psn`: nothing outside the window.
+    fn ack_in_window(st: &SendState, aeth: Aeth, psn: u32) -> AckDecision {
+        window_of(st)
+            .outstanding(Psn::new(psn))
+            .map_or(AckDecision::Ignore, |p| seq::classify_ack(aeth, p))
+    }
+
     /// A SEND of `npkts` packets from `first`, being sent with `sent` packets out.
     fn sending(st: &mut SendState, first: Psn, npkts: u32, sent: u32) {
         let mut t = Track::new(7, WrOpcode::Send, true, first, npkts * 1024);
@@ -64,20 +79,17 @@ mod tests {
             syndrome: Aeth::ACK_UNLIMITED,
             msn: 1,
         };
-        let d = seq::classify_ack(aeth, Psn::new(163), st.comp_psn, st.sent_to);
-        assert!(
-            d == AckDecision::Ack {
-                last_acked: Psn::new(163)
-            }
-        );
-        assert!(!ack_up_to(&mut st, Psn::new(163)));
+        let d = ack_in_window(&st, aeth, 163);
+        assert!(matches!(d, AckDecision::Ack { last_acked } if last_acked.psn() == Psn::new(163)));
+        let a = acked(&st, 163);
+        assert!(!ack_up_to(&mut st, a));
         assert!(st.cur.is_none());
         assert_eq!(st.psn, Psn::new(164));
         assert_eq!(st.comp_psn, Psn::new(164));
         assert_eq!(st.entry(0).and_then(|t| t.done), Some(WcStatus::Success));
         // Past everything ever sent: not an acknowledgement.
-        let d = seq::classify_ack(aeth, Psn::new(164), st.comp_psn, st.sent_to);
-        assert!(d == AckDecision::Ignore);
+        assert!(window_of(&st).classify(Psn::new(164)) == AnswerPsn::Unsent);
+        assert!(ack_in_window(&st, aeth, 164) == AckDecision::Ignore);
     }
 
     #[test]
@@ -92,7 +104,8 @@ mod tests {
         rewind(&mut st);
         assert_eq!(st.count, 0);
         // The first transmission's ACK of the first SEND and 8 packets of the second.
-        assert!(!ack_up_to(&mut st, Psn::new(171)));
+        let a = acked(&st, 171);
+        assert!(!ack_up_to(&mut st, a));
         assert_eq!(st.acked_ahead, Some(Psn::new(171)));
         assert_eq!(st.comp_psn, Psn::new(100));
         // Started again: the first is done whole, the second goes on from its ninth packet.
@@ -114,7 +127,8 @@ mod tests {
         rewind(&mut st);
         sending(&mut st, Psn::new(0xff_fff0), 64, 8);
         // PSN 0x1f (wrapped) acknowledges 48 packets; 8 were sent again.
-        assert!(!ack_up_to(&mut st, Psn::new(0x1f)));
+        let a = acked(&st, 0x1f);
+        assert!(!ack_up_to(&mut st, a));
         assert!(st.cur.is_some());
         assert_eq!(st.comp_psn, Psn::new(0xff_fff8));
         assert_eq!(st.entry(0).and_then(|t| t.done), None);
@@ -136,5 +150,28 @@ mod tests {
         assert!(!fail_at(&mut st, Psn::new(201), err));
         assert!(fail_at(&mut st, Psn::new(200), err));
         assert_eq!(st.entry(0).and_then(|t| t.done), Some(err));
+    }
+
+    #[test]
+    fn an_answer_for_a_psn_never_sent_acknowledges_nothing() {
+        let pipe =
+            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        // One SEND (100..=103), sent and acknowledged: nothing is outstanding.
+        sending(&mut st, Psn::new(100), 4, 4);
+        let a = acked(&st, 103);
+        assert!(!ack_up_to(&mut st, a));
+        assert_eq!(st.comp_psn, Psn::new(104));
+        // Whatever an answer from ahead claims, it is never sent: no PSN of it is outstanding,
+        // and nothing is remembered as acknowledged ahead for the WQEs posted next.
+        for p in [104, 105, 1000, 104 + 0x7f_ffff] {
+            assert!(window_of(&st).classify(Psn::new(p)) == AnswerPsn::Unsent);
+        }
+        assert!(window_of(&st).classify(Psn::new(103)) == AnswerPsn::Stale);
+        assert_eq!(st.acked_ahead, None);
+        // The next SEND goes out whole.
+        sending(&mut st, Psn::new(104), 2, 0);
+        assert_eq!(st.take_acked(Psn::new(104), 2), 0);
     }
 }

@@ -37,4 +37,6 @@ mod tests_ring;
 #[cfg(test)]
 mod tests_seq;
 #[cfg(test)]
+mod tests_window;
+#[cfg(test)]
 mod tests_wqe;

@@ -32,6 +32,8 @@ use crate::proto::seq::ReackPsn;
 use crate::proto::seq::RespPsn;
 use crate::proto::seq::SeqError;
 use crate::proto::seq::MAX_PKT_PER_ACK;
+use crate::proto::window::Outstanding;
+use crate::proto::window::SendWindow;
 use crate::proto::wqe::WrOpcode;
 
 /// Every work request opcode.
@@ -361,13 +363,27 @@ fn aeth(syndrome: u8) -> Aeth {
     }
 }
 
+/// `psn` as an outstanding PSN of a window that holds it.
+fn outstanding(psn: u32) -> Outstanding {
+    let p = Psn::new(psn);
+    SendWindow::new(p, p.next()).outstanding(p).unwrap()
+}
+
+/// What the completer decides on an acknowledgement with `psn` against the window
+/// `[old, next)`: one outside it changes nothing (as a reserved syndrome).
+fn ack_in(aeth: Aeth, psn: Psn, old: Psn, next: Psn) -> AckDecision {
+    SendWindow::new(old, next)
+        .outstanding(psn)
+        .map_or(AckDecision::Ignore, |p| classify_ack(aeth, p))
+}
+
 #[test]
 fn acks_inside_and_outside_the_window() {
     let c = |syn: u8, psn: u32, old: u32, next: u32| {
-        classify_ack(aeth(syn), Psn::new(psn), Psn::new(old), Psn::new(next))
+        ack_in(aeth(syn), Psn::new(psn), Psn::new(old), Psn::new(next))
     };
     let ack = |psn: u32| AckDecision::Ack {
-        last_acked: Psn::new(psn),
+        last_acked: outstanding(psn),
     };
     assert_eq!(c(0x1f, 100, 100, 110), ack(100));
     assert_eq!(c(0x00, 109, 100, 110), ack(109));
@@ -386,7 +402,7 @@ fn acks_inside_and_outside_the_window() {
 
 #[test]
 fn nak_codes_and_rnr_timers() {
-    let c = |syn: u8| classify_ack(aeth(syn), Psn::new(105), Psn::new(100), Psn::new(110));
+    let c = |syn: u8| ack_in(aeth(syn), Psn::new(105), Psn::new(100), Psn::new(110));
     assert_eq!(c(0x20), AckDecision::RnrNak { timer_us: 655_360 });
     assert_eq!(c(0x21), AckDecision::RnrNak { timer_us: 10 });
     assert_eq!(c(0x2e), AckDecision::RnrNak { timer_us: 1_280 });
@@ -396,7 +412,7 @@ fn nak_codes_and_rnr_timers() {
     assert_eq!(
         c(0x60),
         AckDecision::NakSeqErr {
-            expected: Psn::new(105)
+            expected: outstanding(105)
         }
     );
     assert_eq!(c(0x61), AckDecision::NakInvalidRequest);

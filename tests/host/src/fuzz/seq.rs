@@ -50,14 +50,14 @@ fn expected_ack(syndrome: u8, psn: u32, oldest: u32, next: u32) -> AckDecision {
     let value = syndrome & 0x1f;
     match syndrome >> 5 {
         0 => AckDecision::Ack {
-            last_acked: Psn::new(psn),
+            last_acked: outstanding(psn),
         },
         1 => AckDecision::RnrNak {
             timer_us: rnr_timer_us(value).expect("5-bit codes have a delay"),
         },
         3 => match value {
             0 => AckDecision::NakSeqErr {
-                expected: Psn::new(psn),
+                expected: outstanding(psn),
             },
             1 => AckDecision::NakInvalidRequest,
             2 => AckDecision::NakRemoteAccess,
@@ -65,6 +65,14 @@ fn expected_ack(syndrome: u8, psn: u32, oldest: u32, next: u32) -> AckDecision {
         },
         _ => AckDecision::Ignore,
     }
+}
+
+/// `psn` as an outstanding PSN (of a window that holds just it).
+fn outstanding(psn: u32) -> Outstanding {
+    let p = Psn::new(psn);
+    SendWindow::new(p, p.next())
+        .outstanding(p)
+        .expect("in its own window")
 }
 
 #[test]
@@ -79,7 +87,24 @@ fn classify_ack_only_acknowledges_outstanding_psns() {
             syndrome: rng.u8(),
             msn: rng.u32(),
         };
-        let got = classify_ack(aeth, Psn::new(psn), Psn::new(oldest), Psn::new(next));
+        let w = SendWindow::new(Psn::new(oldest), Psn::new(next));
+        let class = w.classify(Psn::new(psn));
+        // Outside the window: behind its start by the serial rule is stale, the rest unsent.
+        let d = psn.wrapping_sub(oldest) & U24_MAX;
+        let expected_class = if d < window {
+            AnswerPsn::Outstanding(outstanding(psn))
+        } else if d >= 0x80_0000 {
+            AnswerPsn::Stale
+        } else {
+            AnswerPsn::Unsent
+        };
+        assert_eq!(
+            class, expected_class,
+            "psn {psn:#x} window [{oldest:#x}, {next:#x})"
+        );
+        let got = w
+            .outstanding(Psn::new(psn))
+            .map_or(AckDecision::Ignore, |p| classify_ack(aeth, p));
         assert_eq!(
             got,
             expected_ack(aeth.syndrome, psn, oldest, next),
@@ -88,9 +113,12 @@ fn classify_ack_only_acknowledges_outstanding_psns() {
         if let AckDecision::Ack { last_acked } = got {
             acks += 1;
             // The acknowledged PSN is one of the outstanding [oldest, next).
-            let offset = last_acked.value().wrapping_sub(oldest) & U24_MAX;
+            let offset = last_acked.psn().value().wrapping_sub(oldest) & U24_MAX;
             assert!(offset < window);
-            assert_eq!(last_acked, Psn::new(psn));
+            assert_eq!(last_acked.psn(), Psn::new(psn));
+            // What it acknowledges ends at a PSN sent, never past the window.
+            let through = last_acked.acks_through().last().value();
+            assert!(through.wrapping_sub(oldest) & U24_MAX < window);
         }
         let _ = got.wc_status();
     });

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The requester's send window, and the answers the completer may act on.
+//!
+//! The requester has sent the PSNs `[oldest unacknowledged, one past the newest sent)` and the
+//! peer has not acknowledged them. Every ACK, NAK, READ response and atomic ACK is classified
+//! against that window before it changes any state ([`SendWindow::classify`]); what the
+//! completer then acts on is typed:
+//!
+//! - an [`Outstanding`] PSN exists only for a PSN inside the window;
+//! - an [`AckedThrough`] (how far an answer acknowledges) exists only from an [`Outstanding`]
+//!   PSN, so nothing can acknowledge a PSN that was never sent: a forged answer from ahead of
+//!   the window cannot mark WQEs done that are posted, or sent, after it.
+//!
+//! The window's ends are the completer's own state; the classifier only reads them.
+
+use super::psn::{
+    in_window,
+    Psn, //
+};
+
+/// The PSNs sent and not yet acknowledged: `[oldest_unacked, sent_to)`, wrapping modulo 2^24.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SendWindow {
+    oldest_unacked: Psn,
+    sent_to: Psn,
+}
+
+/// Where an answer's PSN lies against the window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AnswerPsn {
+    /// Inside: the answer may be acted on.
+    Outstanding(Outstanding),
+    /// Before the window: already acknowledged (a duplicate or a late answer).
+    Stale,
+    /// At or after the next PSN the requester would send: never sent. No peer answers a
+    /// request it did not get; such a packet is forged or from a broken peer.
+    Unsent,
+}
+
+impl SendWindow {
+    /// The window from the oldest unacknowledged PSN to one past the newest PSN sent.
+    pub(crate) const fn new(oldest_unacked: Psn, sent_to: Psn) -> Self {
+        Self {
+            oldest_unacked,
+            sent_to,
+        }
+    }
+
+    /// How many PSNs are outstanding.
+    pub(crate) const fn len(self) -> u32 {
+        self.sent_to.distance_from(self.oldest_unacked)
+    }
+
+    /// Classifies the PSN of an answer. The half of the PSN space behind the window's start
+    /// (serial order) is stale; the rest outside the window was never sent.
+    pub(crate) fn classify(self, psn: Psn) -> AnswerPsn {
+        if in_window(psn, self.oldest_unacked, self.len()) {
+            AnswerPsn::Outstanding(Outstanding(psn))
+        } else if psn.serial_diff(self.oldest_unacked) < 0 {
+            AnswerPsn::Stale
+        } else {
+            AnswerPsn::Unsent
+        }
+    }
+
+    /// The PSN of an answer when it lies inside the window.
+    pub(crate) fn outstanding(self, psn: Psn) -> Option<Outstanding> {
+        match self.classify(psn) {
+            AnswerPsn::Outstanding(o) => Some(o),
+            _ => None,
+        }
+    }
+}
+
+/// A PSN the requester has sent and the peer has not acknowledged. Only
+/// [`SendWindow::classify`] makes one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Outstanding(Psn);
+
+impl Outstanding {
+    /// The PSN.
+    pub(crate) const fn psn(self) -> Psn {
+        self.0
+    }
+
+    /// An ACK of this PSN: it and every PSN before it are acknowledged.
+    pub(crate) const fn acks_through(self) -> AckedThrough {
+        AckedThrough(self.0)
+    }
+
+    /// A NAK of this PSN, or a response to the request at it: every PSN before it is
+    /// acknowledged, this one is not.
+    pub(crate) const fn acks_before(self) -> AckedThrough {
+        AckedThrough(self.0.wrapping_sub(1))
+    }
+}
+
+/// An acknowledgement of every PSN up to and including [`Self::last`], which is at most the
+/// newest PSN sent (it is one before the window when the answer acknowledges nothing new).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AckedThrough(Psn);
+
+impl AckedThrough {
+    /// The last PSN acknowledged.
+    pub(crate) const fn last(self) -> Psn {
+        self.0
+    }
+}
+
+/// Whether a READ response packet fits its place in the READ: the response at `index`
+/// (counted from the READ's first PSN) of a READ of `length` bytes with path MTU `mtu` carries
+/// exactly one MTU unless it is the last, and the last carries the rest (a zero-length READ:
+/// one empty response). `ends_message` (a LAST or ONLY opcode) must be set on the last response
+/// and only there: an early LAST would complete the READ with bytes missing.
+///
+/// A READ resumed after a retransmission asks for its remaining responses, which the responder
+/// numbers from a FIRST or ONLY again, so whether a response starts a message says nothing
+/// here; its PSN still places it in the whole READ.
+pub(crate) fn read_response_fits(
+    length: u32,
+    mtu: u32,
+    index: u32,
+    ends_message: bool,
+    payload_len: usize,
+) -> bool {
+    let Some(count) = super::seq::packets_for(length, mtu) else {
+        return false;
+    };
+    if index >= count || ends_message != (index == count - 1) {
+        return false;
+    }
+    let expected = if index < count - 1 {
+        Some(mtu)
+    } else {
+        // The rest after `index` full MTUs (no more than `length`: `index` is below `count`).
+        index
+            .checked_mul(mtu)
+            .and_then(|before| length.checked_sub(before))
+    };
+    expected
+        .and_then(|e| usize::try_from(e).ok())
+        .is_some_and(|e| e == payload_len)
+}
