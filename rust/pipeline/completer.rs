@@ -240,6 +240,10 @@ pub(crate) fn on_response(
         return CompOutcome::drop(DropReason::OpcodeForQpType);
     }
     let st = qp.pipe().send.lock();
+    // The snapshot may be older than a move to ERR: after it, nothing is answered.
+    if !st.open {
+        return CompOutcome::drop(DropReason::QpState);
+    }
     let psn = match window_of(&st).classify(h.headers.bth.psn) {
         AnswerPsn::Outstanding(psn) => psn,
         AnswerPsn::Stale => return CompOutcome::drop(DropReason::StaleResponse),
@@ -461,7 +465,7 @@ pub(crate) fn on_timer(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> CompOutcome {
     let mut out = CompOutcome::default();
     let pipe = qp.pipe();
     let mut st = pipe.send.lock();
-    if !st.timer_fired {
+    if !st.timer_fired || !st.open {
         return out;
     }
     st.timer_fired = false;

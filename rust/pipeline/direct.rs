@@ -196,7 +196,8 @@ pub(crate) fn try_message(
     }
     let npkts = seq::packets_for(w.length, snap.mtu)?;
     let mut r = dest.pipe().recv.lock();
-    if r.epsn != st.psn
+    if !r.open
+        || r.epsn != st.psn
         || r.last_op.is_some()
         || r.recv.is_some()
         || r.write.is_some()

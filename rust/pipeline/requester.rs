@@ -70,6 +70,10 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
     }
     let pipe = qp.pipe();
     let mut st = pipe.send.lock();
+    // The snapshot may be older than a move to ERR: the state under this lock decides.
+    if !st.open {
+        return res;
+    }
     while !out.is_full() && st.wait == SendWait::None {
         if st.cur.is_none() {
             if snap.state == QpState::Sqd {

@@ -104,6 +104,10 @@ fn fail_recv(qp: &Qp<RrxeDevice>, snap: &Snapshot, wr_id: u64, status: WcStatus)
 /// Takes the next receive WQE into `st` (its SGEs into `st.sges`); `None` when none is
 /// posted. A malformed one is consumed and reported, never skipped silently.
 pub(super) fn take_recv(qp: &Qp<RrxeDevice>, st: &mut RecvState) -> Option<TakenRecv> {
+    // After the move to ERR nothing is taken: the flush has returned what was posted.
+    if !st.open {
+        return None;
+    }
     // A WQE the direct loopback path took and then left to packets.
     if let Some(taken) = st.direct_recv.take() {
         return Some(taken);
@@ -205,6 +209,9 @@ fn datagram(
         return Err(DropReason::BadQkey);
     }
     let mut st = qp.pipe().recv.lock();
+    if !st.open {
+        return Err(DropReason::QpState);
+    }
     let (wr_id, length) = match take_recv(qp, &mut st) {
         Some(TakenRecv::Wqe(wr_id, length)) => (wr_id, length),
         None => return Err(DropReason::NoReceiveWqe),

@@ -169,6 +169,7 @@ impl QpPipe {
             since_ackreq: 0,
             resume: None,
             asked_again: None,
+            open: false,
         };
         let recv = RecvState {
             epsn: Psn::new(0),
@@ -184,6 +185,7 @@ impl QpPipe {
             ack_due: None,
             slot: zeroed(rq_elem)?,
             direct_recv: None,
+            open: false,
         };
         let send = KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?;
         let recv = KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL_ACCOUNT)?;
@@ -260,10 +262,12 @@ impl QpPipe {
             r.last_op = None;
             r.nak_sent = false;
             r.ack_due = None;
+            r.open = true;
         }
         if next == QpState::Rts && matches!(cur, QpState::Rtr | QpState::Init) {
             let mut s = self.send.lock();
             s.start_at(Psn::new(a.sq_psn));
+            s.open = true;
         }
         {
             let mut s = self.send.lock();
@@ -273,7 +277,10 @@ impl QpPipe {
             s.rnr_retry = RetryCounter::new_rnr(a.rnr_retry);
         }
         if matches!(next, QpState::Reset | QpState::Err) {
+            // Closed under the locks the passes work under: a pass that took its snapshot in
+            // RTS and comes after this starts, answers, completes and takes nothing.
             let mut s = self.send.lock();
+            s.open = false;
             s.head = 0;
             s.count = 0;
             s.cur = None;
@@ -281,6 +288,7 @@ impl QpPipe {
             s.wait = SendWait::None;
             drop(s);
             let mut r = self.recv.lock();
+            r.open = false;
             if next == QpState::Reset {
                 r.recv = None;
                 r.direct_recv = None;

@@ -94,6 +94,10 @@ impl<'a> Request<'a> {
 
     fn stages(&self, out: &mut Outbox) -> Stage<'a, ()> {
         let st = self.qp.pipe().recv.lock();
+        // The snapshot may be older than a move to ERR: the state under this lock decides.
+        if !st.open {
+            return Err(Stop::Dropped(DropReason::QpState));
+        }
         let st = self.check_psn(st, out)?;
         let st = self.check_op_seq(st, out)?;
         let st = self.check_resource(st, out)?;

@@ -134,6 +134,11 @@ pub(crate) struct RecvState {
     /// A receive WQE a direct loopback message took and did not use (SGEs in `sges`), for the
     /// packet path to use next.
     pub(in crate::pipeline) direct_recv: Option<TakenRecv>,
+    /// The QP is in RTR, RTS or SQD by the last transition: requests may be executed and
+    /// receive WQEs taken. Cleared under this lock by the move to ERR or RESET, before the
+    /// receive queue (or the QP's share of an SRQ) is flushed, so no WQE is taken after
+    /// the flush or after `IB_EVENT_QP_LAST_WQE_REACHED` ([`super::QpPipe::transition`]).
+    pub(in crate::pipeline) open: bool,
 }
 
 /// A receive WQE taken from the receive queue (or SRQ).

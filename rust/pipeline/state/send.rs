@@ -157,6 +157,11 @@ pub(crate) struct SendState {
     /// The `comp_psn` at which a gap in READ responses last made the completer ask again: one
     /// retry per gap, not one per response behind it (the timer covers a lost retry).
     pub(in crate::pipeline) asked_again: Option<Psn>,
+    /// The QP is in RTS or SQD by the last transition: WQEs may start and answers complete
+    /// them. Cleared under this lock by the move to ERR or RESET, before the send queue is
+    /// flushed, so a pass that took its snapshot earlier starts, answers and completes
+    /// nothing after the flush ([`super::QpPipe::transition`]).
+    pub(in crate::pipeline) open: bool,
 }
 
 impl SendState {
