@@ -3,7 +3,9 @@
 # Attacks through the uverbs ABI and the mapped rings (tests/verbs/verbs_attack.c): POST_SEND,
 # POST_RECV and POST_SRQ_RECV write()s with work requests naming kernel memory for user objects,
 # stale kernel heap in query_qp's alternate path, a flush racing a producer index that keeps
-# moving, byte_len of a multi-packet RDMA WRITE with immediate, a malformed receive WQE.
+# moving, byte_len of a multi-packet RDMA WRITE with immediate, a malformed receive WQE, object
+# lifetimes, QPs in a ring, and answers forged into a victim's connection at a PSN it never sent
+# (a READ response, an atomic ACK, an ACK: the victim's SENDs must still reach its peer).
 # VERBS_ATTACK (environment) names the subtests to run, e.g. "query_qp_alt"; default all.
 . "$(dirname "$0")/lib.sh"
 trap cleanup_driver EXIT

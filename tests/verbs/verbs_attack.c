@@ -27,6 +27,10 @@
  *                    object lifetimes and ownership (attack_races.h).
  *   qp_ring          RC QPs connected in a ring, whose crossed ACKs make each delivery
  *                    start the next QP's sends: no nesting per hop (attack_pipeline.h).
+ *   forged_read_resp, forged_atomic_ack, forged_ack
+ *                    a responder of the attacker's answers into a victim's connection at a
+ *                    PSN the victim never sent: the victim's next SENDs must reach its peer
+ *                    before they complete (attack_forged.h).
  *
  * Usage: verbs_attack DEVICE GID_INDEX [--rxe-compatible] [SUBTEST...]
  *   Runs the named subtests (default: all), each ending with a "# ok: subtest NAME" or
@@ -498,6 +502,7 @@ static void bad_recv_wqe(void)
 
 #include "attack_races.h"
 #include "attack_pipeline.h"
+#include "attack_forged.h"
 
 static const struct {
 	const char *name;
@@ -512,6 +517,8 @@ static const struct {
 	 * then waits 50 s, WARNs and faults (seen on 7.2). */
 	{ "mw_bind_dereg", mw_bind_dereg, 1 }, { "ah_other_pd", ah_other_pd, 0 },
 	{ "qp_ring", qp_ring, 0 },
+	{ "forged_read_resp", forged_read_resp, 0 }, { "forged_atomic_ack", forged_atomic_ack, 0 },
+	{ "forged_ack", forged_ack, 0 },
 };
 #define N_SUBTESTS (int)(sizeof(subtests) / sizeof(subtests[0]))
 
