@@ -31,6 +31,9 @@
  *                    a responder of the attacker's answers into a victim's connection at a
  *                    PSN the victim never sent: the victim's next SENDs must reach its peer
  *                    before they complete (attack_forged.h).
+ *   err_race         modify_qp(ERR) racing SENDs, READs and atomics to a peer on its RQ or an
+ *                    SRQ: each WR completes once, in order, and no buffer changes after its
+ *                    flush completion (attack_err.h).
  *
  * Usage: verbs_attack DEVICE GID_INDEX [--rxe-compatible] [SUBTEST...]
  *   Runs the named subtests (default: all), each ending with a "# ok: subtest NAME" or
@@ -503,6 +506,7 @@ static void bad_recv_wqe(void)
 #include "attack_races.h"
 #include "attack_pipeline.h"
 #include "attack_forged.h"
+#include "attack_err.h"
 
 static const struct {
 	const char *name;
@@ -518,7 +522,7 @@ static const struct {
 	{ "mw_bind_dereg", mw_bind_dereg, 1 }, { "ah_other_pd", ah_other_pd, 0 },
 	{ "qp_ring", qp_ring, 0 },
 	{ "forged_read_resp", forged_read_resp, 0 }, { "forged_atomic_ack", forged_atomic_ack, 0 },
-	{ "forged_ack", forged_ack, 0 },
+	{ "forged_ack", forged_ack, 0 },   { "err_race", err_race, 0 },
 };
 #define N_SUBTESTS (int)(sizeof(subtests) / sizeof(subtests[0]))
 
