@@ -321,7 +321,7 @@ fn execute(
             if !has_recv(dest, r) {
                 return None;
             }
-            Some(deliver_recv(dest, dsnap, r, w, Some(&src), WcOpcode::Recv))
+            deliver_recv(dest, dsnap, r, w, Some(&src), WcOpcode::Recv)
         }
     }
 }
@@ -335,9 +335,11 @@ fn has_recv(dest: &Qp<RrxeDevice>, r: &mut RecvState) -> bool {
 }
 
 /// Completes the receiver's WQE taken by [`has_recv`]: copies a SEND's data from `src` (the
-/// sender's memory) into it. Returns the sender's completion status: a receive buffer that is
-/// too small or not writable fails both sides as the packet path would (the responder NAKs
-/// the request as invalid).
+/// sender's memory) into it. Returns the sender's completion status; `None` when the data
+/// cannot be copied directly: a receive buffer this path cannot reach (a region with
+/// on-demand paging whose pages are not present, a fast-registered one), or one that is too
+/// small or not writable. The WQE stays taken for the packet path, which sends the message
+/// and faults, or reports the error with the right NAK.
 fn deliver_recv(
     dest: &Qp<RrxeDevice>,
     dsnap: &Snapshot,
@@ -345,41 +347,29 @@ fn deliver_recv(
     w: &SendWqe,
     src: Option<&Segs>,
     opcode: WcOpcode,
-) -> WcStatus {
-    let Some(TakenRecv::Wqe(wr_id, length)) = r.direct_recv.take() else {
-        return WcStatus::RemInvReqErr;
+) -> Option<WcStatus> {
+    let Some(TakenRecv::Wqe(wr_id, length)) = r.direct_recv else {
+        return None;
     };
+    if let Some(src) = src {
+        if w.length > length {
+            return None;
+        }
+        let dst = Segs::local(
+            dest.device(),
+            dsnap.pd,
+            r.sges.iter().map(|s| Some(*s)),
+            Access::LocalWrite.into(),
+        )?;
+        // A partial copy is written again by the packet path.
+        copy(&dst, src, w.length).ok()?;
+    }
+    r.direct_recv = None;
     let mut c = Cqe::received(wr_id, opcode, w.length, dsnap.qpn, dsnap.dest_qpn);
     if matches!(w.opcode, WrOpcode::SendWithImm | WrOpcode::RdmaWriteWithImm) {
         c = c.with_imm(w.ex);
     }
-    let mut sender = WcStatus::Success;
-    if let Some(src) = src {
-        let dst = if w.length <= length {
-            Segs::local(
-                dest.device(),
-                dsnap.pd,
-                r.sges.iter().map(|s| Some(*s)),
-                Access::LocalWrite.into(),
-            )
-        } else {
-            None
-        };
-        let ok = dst.is_some_and(|d| copy(&d, src, w.length).is_ok());
-        if !ok {
-            c.status = if w.length > length {
-                WcStatus::LocLenErr
-            } else {
-                WcStatus::LocProtErr
-            }
-            .to_raw();
-            c.byte_len = 0;
-            sender = WcStatus::RemInvReqErr;
-        }
-    }
-    if c.status == WcStatus::Success.to_raw() {
-        dest.device().count(Counter::RdmaRecvs);
-    }
+    dest.device().count(Counter::RdmaRecvs);
     if let Some(cq) = dest.recv_cq() {
         let _ = RrxeCq::push(
             cq,
@@ -388,5 +378,5 @@ fn deliver_recv(
             w.flags.contains(SendFlags::SOLICITED),
         );
     }
-    sender
+    Some(WcStatus::Success)
 }

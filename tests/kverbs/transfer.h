@@ -262,6 +262,30 @@ static void transfer(struct ib_device *ibdev, struct ib_pd *pd)
 		CHECK(ok, "transfer: RDMA READ of 5000 B back");
 		CHECK(!memcmp(src, back, XFER), "transfer: the read data is intact");
 	}
+	/*
+	 * A SEND into a receive buffer named by the fast-registered MR's lkey: between two QPs of
+	 * one device it must arrive whole (issue #33, finding 8: the direct loopback path failed
+	 * it with a local protection error instead of leaving it to packets).
+	 */
+	{
+		struct ib_sge rs = { .addr = mr->iova, .length = XFER, .lkey = mr->lkey };
+		struct ib_recv_wr rwr = { .wr_id = 18, .sg_list = &rs, .num_sge = 1 };
+		struct ib_sge ss = { .addr = (uintptr_t)src, .length = XFER,
+				     .lkey = pd->local_dma_lkey };
+		struct ib_send_wr swr = { .wr_id = 19, .opcode = IB_WR_SEND, .sg_list = &ss,
+					  .num_sge = 1, .send_flags = IB_SEND_SIGNALED };
+		int got_send = 0, got_recv = 0;
+
+		memset(dst, 0, 2 * PAGE_SIZE);
+		CHECK(ib_post_recv(qb, &rwr, &rbad) == 0 && ib_post_send(qa, &swr, &bad) == 0,
+		      "transfer: SEND into a fast-registered receive buffer posted");
+		for (i = 0; i < 2 && poll_one(cq, &wc) == IB_WC_SUCCESS; i++) {
+			got_send |= wc.wr_id == 19 && wc.opcode == IB_WC_SEND;
+			got_recv |= wc.wr_id == 18 && wc.opcode == IB_WC_RECV && wc.byte_len == XFER;
+		}
+		CHECK(got_send && got_recv && !memcmp(src, dst, XFER),
+		      "transfer: SEND of 5000 B into a fast-registered receive buffer arrives intact");
+	}
 	transfer_atomics(qa, pd, cq, mr, dst, back, src);
 	{
 		struct ib_send_wr inv = { .wr_id = 6, .opcode = IB_WR_LOCAL_INV,

@@ -112,6 +112,37 @@ static int send_recv(uint64_t id, uint32_t len)
 	       expect(cqb, id, IBV_WC_SUCCESS, IBV_WC_RECV);
 }
 
+/*
+ * A SEND of `len` bytes (pattern `seed`) from a plain (pinned) registration into a receive of
+ * B's ODP buffer: a sender the direct loopback path can read, a receiver it cannot reach
+ * without faulting. The message must arrive whole (issue #33, finding 8: the direct path
+ * failed it with a local protection error at the receiver instead of leaving it to packets).
+ */
+static int send_plain_into_odp(uint64_t id, uint32_t len, unsigned int seed)
+{
+	static uint8_t *plain;
+	static struct ibv_mr *pmr;
+	struct ibv_sge rs = { .addr = (uintptr_t)bbuf, .length = len, .lkey = bmr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = id, .sg_list = &rs, .num_sge = 1 }, *rbad;
+	struct ibv_sge ss = { .length = len };
+	struct ibv_send_wr swr = { .wr_id = id, .opcode = IBV_WR_SEND, .sg_list = &ss,
+				   .num_sge = 1 };
+
+	if (!plain) {
+		plain = map(BUF_SIZE);
+		pmr = plain ? ibv_reg_mr(pd, plain, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	}
+	if (!pmr)
+		return 0;
+	fill(plain, len, seed);
+	ss.addr = (uintptr_t)plain;
+	ss.lkey = pmr->lkey;
+	if (ibv_post_recv(qb, &rwr, &rbad) || post_signaled(qa, &swr))
+		return 0;
+	return expect(cq, id, IBV_WC_SUCCESS, IBV_WC_SEND) &&
+	       expect(cqb, id, IBV_WC_SUCCESS, IBV_WC_RECV) && same_as_pattern(bbuf, len, seed);
+}
+
 /* A FETCH_ADD of `add` on the word at bbuf + roff, the old value landing at abuf + off. */
 static int fetch_add(uint64_t id, size_t off, size_t roff, uint64_t add)
 {
@@ -297,6 +328,11 @@ int main(int argc, char **argv)
 	madvise(bbuf, BUF_SIZE, MADV_DONTNEED);
 	CHECK(send_recv(6, 65536) && same_as_pattern(bbuf, 65536, 6),
 	      "SEND 64 KiB into a dropped receive buffer");
+	madvise(bbuf, BUF_SIZE, MADV_DONTNEED);
+	CHECK(send_plain_into_odp(20, 16384, 20),
+	      "SEND 16 KiB from a pinned region into a dropped ODP receive buffer");
+	CHECK(send_plain_into_odp(21, 16384, 21),
+	      "SEND 16 KiB from a pinned region into a present ODP receive buffer");
 	madvise(abuf, BUF_SIZE, MADV_DONTNEED);
 	madvise(bbuf, BUF_SIZE, MADV_DONTNEED);
 	CHECK(fetch_add(7, 4096, 8192, 5) && fetch_add(8, 4096, 8192, 5), "two FETCH_ADDs");
