@@ -315,7 +315,7 @@ fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
     let again = out.is_full() || (blocked && retired.any) || fatal;
     out.send_all(qp, kicks);
     if fatal {
-        RrxeQp::pipeline_fatal(qp);
+        RrxeQp::pipeline_fatal(qp, snap.epoch);
     }
     again
 }

@@ -61,6 +61,8 @@ use kernel::{
 #[derive(Clone, Copy)]
 pub(crate) struct Snapshot {
     pub(crate) state: crate::proto::qp_state::QpState,
+    /// The QP's state changes so far ([`crate::verbs::qp::RrxeQp::pipeline_fatal`]).
+    pub(crate) epoch: u32,
     pub(crate) qp_type: crate::proto::qp_state::QpType,
     pub(crate) qpn: u32,
     /// Path MTU in bytes (connected QPs).

@@ -71,6 +71,10 @@ use kernel::{
 struct QpInner {
     state: QpState,
     attr: QpAttr,
+    /// Counts the changes of state (not a modify within one): a failure the pipeline found under one state is not applied
+    /// to the QP after a later `modify_qp` (a consumer that polled the error completion and
+    /// reconnected at once).
+    epoch: u32,
 }
 
 /// One of the QP's rings and, for user QPs, its published mmap entry.
@@ -312,7 +316,8 @@ impl RrxeQp {
             inner <- new_spinlock_irq!(
                 QpInner {
                     state: QpState::Reset,
-                    attr
+                    attr,
+                    epoch: 0,
                 },
                 "rrxe_qp"
             ),
@@ -387,6 +392,7 @@ impl RrxeQp {
         let a = &inner.attr;
         Snapshot {
             state: inner.state,
+            epoch: inner.epoch,
             qp_type: qp.qp_type,
             qpn: qp.qpn(),
             mtu: crate::proto::qp_attr::PathMtu::from_raw(a.path_mtu).map_or(1024, |m| m.bytes()),

@@ -117,6 +117,9 @@ impl RrxeQp {
         // PSNs are 24-bit on the wire.
         inner.attr.sq_psn &= 0xff_ffff;
         inner.attr.rq_psn &= 0xff_ffff;
+        if next != cur {
+            inner.epoch = inner.epoch.wrapping_add(1);
+        }
         inner.state = next;
         let applied = inner.attr;
         drop(inner);
@@ -137,12 +140,13 @@ impl RrxeQp {
 
     /// Moves the QP to ERR on its own (a bad work request): flushes both queues and reports
     /// `IB_EVENT_QP_FATAL`.
-    fn fatal(qp: &Qp<RrxeDevice>) {
+    fn fatal(qp: &Qp<RrxeDevice>, epoch: u32) {
         let attr = {
             let mut inner = qp.inner.lock();
-            if inner.state == QpState::Err {
+            if inner.state == QpState::Err || inner.epoch != epoch {
                 return;
             }
+            inner.epoch = inner.epoch.wrapping_add(1);
             let cur = inner.state;
             inner.state = QpState::Err;
             (cur, inner.attr)
@@ -206,7 +210,10 @@ impl RrxeQp {
     }
 
     /// The pipeline found an error that ends the QP (a failed WQE or a fatal NAK).
-    pub(crate) fn pipeline_fatal(qp: &Qp<RrxeDevice>) {
-        Self::fatal(qp);
+    /// Only under the state the pass found it in (`epoch`, from its snapshot): a consumer
+    /// that polled the failed WQE's completion may have reset and reconnected the QP since,
+    /// and the failure must not move the new connection to ERR.
+    pub(crate) fn pipeline_fatal(qp: &Qp<RrxeDevice>, epoch: u32) {
+        Self::fatal(qp, epoch);
     }
 }
