@@ -48,6 +48,15 @@ impl<T: DeviceOps> Obj<T, CqKind> {
     pub(crate) fn notify_completion(&self, n: &CompletionNotifier) {
         n.queue(self.as_raw());
     }
+
+    /// Reports `IB_EVENT_CQ_ERR` (the CQ overran: an affiliated asynchronous error) to the
+    /// CQ's consumer: its event handler (the async event file for user CQs) runs from `n`,
+    /// this CQ's error notifier, soon after, for the reasons of [`Self::notify_completion`]:
+    /// any context, never from inside the caller (which may hold locks the handler takes, or
+    /// be one of the consumer's verb calls).
+    pub(crate) fn report_error(&self, n: &CqErrorNotifier) {
+        n.queue(self.as_raw());
+    }
 }
 
 /// What a [`CqNotifier`] calls.
@@ -71,8 +80,34 @@ impl CqCallback for CompletionHandler {
     }
 }
 
+/// Calls the consumer's event handler (`ib_cq.event_handler`) with `IB_EVENT_CQ_ERR`.
+pub(crate) enum ErrorEventHandler {}
+
+impl CqCallback for ErrorEventHandler {
+    unsafe fn call(cq: *mut bindings::ib_cq) {
+        let mut ev = bindings::ib_event {
+            device: core::ptr::null_mut(),
+            event: bindings::ib_event_type_IB_EVENT_CQ_ERR,
+            ..Default::default()
+        };
+        // SAFETY: `cq` is a created CQ (the caller's guarantee): `device`, `event_handler` and
+        // `cq_context` are set by the core before it is used and stay valid until it is
+        // destroyed. A kernel CQ of `ib_alloc_cq` has no event handler.
+        unsafe {
+            ev.device = (*cq).device;
+            ev.element.cq = cq;
+            if let Some(handler) = (*cq).event_handler {
+                handler(&mut ev, (*cq).cq_context);
+            }
+        }
+    }
+}
+
 /// A CQ's completion notifier.
 pub(crate) type CompletionNotifier = CqNotifier<CompletionHandler>;
+
+/// A CQ's error notifier (`IB_EVENT_CQ_ERR`).
+pub(crate) type CqErrorNotifier = CqNotifier<ErrorEventHandler>;
 
 /// Calls one of a CQ's consumer handlers (`K`): a work item on the unbound workqueue that
 /// calls it (with BHs disabled, so the softirq work it schedules runs when it returns). One per

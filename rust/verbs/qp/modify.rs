@@ -20,7 +20,10 @@ use crate::{
     },
     kernel_ext::eopnotsupp,
     limits,
-    pipeline::state::Resources,
+    pipeline::{
+        self,
+        state::Resources, //
+    },
     proto::{
         attr_mask::AttrMask,
         cqe::{
@@ -175,8 +178,8 @@ impl RrxeQp {
                     break;
                 }
                 let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, None);
-                // A full CQ loses the completion, as on hardware (the CQ overran).
-                let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
+                // A full CQ loses the completion and is in error; the QP is already in ERR.
+                pipeline::after_push(qp, RrxeCq::push(cq, &cqe, qp.handle(), false));
                 if sq.ring.pop().is_err() {
                     break;
                 }
@@ -187,7 +190,7 @@ impl RrxeQp {
             // the direct path took. Flushed first: they were posted first.
             for wr_id in qp.pipe.take_recv_wqes().into_iter().flatten() {
                 let cqe = cqe::flush_cqe(wr_id, qpn, Some(WcOpcode::Recv));
-                let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
+                pipeline::after_push(qp, RrxeCq::push(cq, &cqe, qp.handle(), false));
             }
         }
         if let (Some(cq), Some(rq)) = (&qp.recv_cq, &qp.rq) {
@@ -197,7 +200,7 @@ impl RrxeQp {
                     break;
                 }
                 let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, Some(WcOpcode::Recv));
-                let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
+                pipeline::after_push(qp, RrxeCq::push(cq, &cqe, qp.handle(), false));
                 if rq.ring.pop().is_err() {
                     break;
                 }
