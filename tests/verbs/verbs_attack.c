@@ -27,6 +27,8 @@
  *                    object lifetimes and ownership (attack_races.h).
  *   qp_ring          RC QPs connected in a ring, whose crossed ACKs make each delivery
  *                    start the next QP's sends: no nesting per hop (attack_pipeline.h).
+ *   flush_deep       one doorbell flushing a full send ring of 2^20 - 1 WQEs: how long it
+ *                    keeps its CPU from an RT thread at a time (attack_flush.h).
  *
  * Usage: verbs_attack DEVICE GID_INDEX [--rxe-compatible] [SUBTEST...]
  *   Runs the named subtests (default: all), each ending with a "# ok: subtest NAME" or
@@ -498,6 +500,7 @@ static void bad_recv_wqe(void)
 
 #include "attack_races.h"
 #include "attack_pipeline.h"
+#include "attack_flush.h"
 
 static const struct {
 	const char *name;
@@ -511,7 +514,7 @@ static const struct {
 	/* C rxe lets such a bind take a reference to the region being deregistered: its dereg
 	 * then waits 50 s, WARNs and faults (seen on 7.2). */
 	{ "mw_bind_dereg", mw_bind_dereg, 1 }, { "ah_other_pd", ah_other_pd, 0 },
-	{ "qp_ring", qp_ring, 0 },
+	{ "qp_ring", qp_ring, 0 },           { "flush_deep", flush_deep, 0 },
 };
 #define N_SUBTESTS (int)(sizeof(subtests) / sizeof(subtests[0]))
 
