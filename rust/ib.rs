@@ -49,6 +49,7 @@ pub(crate) use cq::{
     CompletionNotifier,
     Cq,
     CqAttr,
+    CqErrorNotifier,
     CqRef,
     NotifyFlags, //
 };

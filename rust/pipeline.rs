@@ -59,9 +59,15 @@ use crate::{
             QpType, //
         },
     },
-    verbs::qp::RrxeQp,
+    verbs::{
+        cq::Pushed,
+        qp::RrxeQp, //
+    },
 };
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    sync::atomic::Relaxed, //
+};
 
 pub(crate) use crate::counters::DropReason;
 pub(crate) use recv::Receiver;
@@ -310,6 +316,9 @@ fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
     }
     let retired = completer::complete_done(qp, &snap);
     fatal |= retired.failed;
+    // A completion its CQ did not take (this pass's, or another context's).
+    let pipe = qp.pipe();
+    fatal |= pipe.cq_overrun.load(Relaxed) && pipe.cq_overrun.xchg(false, Relaxed);
     // A full batch stopped the responder or the requester with work left; retiring makes
     // room in the window that a blocked WQE waits for.
     let again = out.is_full() || (blocked && retired.any) || fatal;
@@ -400,6 +409,19 @@ impl TimerTarget for Qp<RrxeDevice> {
 impl WorkTarget for Qp<RrxeDevice> {
     fn work_run(this: ObjRef<Self>) {
         kick(&this);
+    }
+}
+
+/// Acts on what became of a completion of `qp` ([`crate::verbs::cq::RrxeCq::push`]): one its
+/// CQ did not take (the CQ overran and is in error) moves the QP to ERR with
+/// `IB_EVENT_QP_FATAL` (IBA: a work queue that completes to a CQ in error has a local
+/// catastrophic error) in its next pass, which the deferred kick runs soon: the caller may hold
+/// the QP's locks, be another QP's pass, or be one of the consumer's verb calls. A QP already
+/// in ERR stays there.
+pub(crate) fn after_push(qp: &Qp<RrxeDevice>, pushed: Pushed) {
+    if pushed == Pushed::Lost {
+        qp.pipe().cq_overrun.store(true, Relaxed);
+        qp.pipe().kicker.queue(&ObjRef::new(qp));
     }
 }
 

@@ -15,6 +15,7 @@ use super::{
 };
 use crate::bindings;
 use core::{
+    marker::PhantomData,
     ptr::NonNull,
     sync::atomic::{
         AtomicPtr,
@@ -45,64 +46,131 @@ impl<T: DeviceOps> Obj<T, CqKind> {
     /// ksoftirqd, which preempts the task, and everything the handler starts (the consumer's
     /// `ib_comp_wq` work, `irq_poll`) then runs on this CPU too while the others idle.
     pub(crate) fn notify_completion(&self, n: &CompletionNotifier) {
-        n.cq.store(self.as_raw(), Release);
-        // SAFETY: The work is initialised; the notifier cancels it before it goes away.
-        unsafe { bindings::rrxe_helper_work_queue_unbound(n.work.get()) };
+        n.queue(self.as_raw());
+    }
+
+    /// Reports `IB_EVENT_CQ_ERR` (the CQ overran: an affiliated asynchronous error) to the
+    /// CQ's consumer: its event handler (the async event file for user CQs) runs from `n`,
+    /// this CQ's error notifier, soon after, for the reasons of [`Self::notify_completion`]:
+    /// any context, never from inside the caller (which may hold locks the handler takes, or
+    /// be one of the consumer's verb calls).
+    pub(crate) fn report_error(&self, n: &CqErrorNotifier) {
+        n.queue(self.as_raw());
     }
 }
 
-/// A CQ's completion notifier: a work item on the unbound workqueue that calls the consumer's
-/// completion handler (with BHs disabled, so the softirq work it schedules runs when it
-/// returns). One per CQ, so the handler never runs on two CPUs at once for one CQ
-/// (the workqueue does not run a work item concurrently with itself), and it runs outside every
-/// verb call of the consumer. The CQ's driver data holds it; dropping it cancels the work.
+/// What a [`CqNotifier`] calls.
+pub(crate) trait CqCallback {
+    /// Calls the consumer's handler of `cq`.
+    ///
+    /// # Safety
+    ///
+    /// `cq` is a created CQ, alive for the duration of the call.
+    unsafe fn call(cq: *mut bindings::ib_cq);
+}
+
+/// Calls the consumer's completion handler (`ib_cq.comp_handler`).
+pub(crate) enum CompletionHandler {}
+
+impl CqCallback for CompletionHandler {
+    unsafe fn call(cq: *mut bindings::ib_cq) {
+        // SAFETY: `cq` is a created CQ (the caller's guarantee): `comp_handler` and
+        // `cq_context` are set by the core before the CQ is used.
+        unsafe { bindings::rrxe_helper_cq_comp_handler(cq) };
+    }
+}
+
+/// Calls the consumer's event handler (`ib_cq.event_handler`) with `IB_EVENT_CQ_ERR`.
+pub(crate) enum ErrorEventHandler {}
+
+impl CqCallback for ErrorEventHandler {
+    unsafe fn call(cq: *mut bindings::ib_cq) {
+        let mut ev = bindings::ib_event {
+            device: core::ptr::null_mut(),
+            event: bindings::ib_event_type_IB_EVENT_CQ_ERR,
+            ..Default::default()
+        };
+        // SAFETY: `cq` is a created CQ (the caller's guarantee): `device`, `event_handler` and
+        // `cq_context` are set by the core before it is used and stay valid until it is
+        // destroyed. A kernel CQ of `ib_alloc_cq` has no event handler.
+        unsafe {
+            ev.device = (*cq).device;
+            ev.element.cq = cq;
+            if let Some(handler) = (*cq).event_handler {
+                handler(&mut ev, (*cq).cq_context);
+            }
+        }
+    }
+}
+
+/// A CQ's completion notifier.
+pub(crate) type CompletionNotifier = CqNotifier<CompletionHandler>;
+
+/// A CQ's error notifier (`IB_EVENT_CQ_ERR`).
+pub(crate) type CqErrorNotifier = CqNotifier<ErrorEventHandler>;
+
+/// Calls one of a CQ's consumer handlers (`K`): a work item on the unbound workqueue that
+/// calls it (with BHs disabled, so the softirq work it schedules runs when it returns). One per
+/// CQ and handler, so the handler never runs on two CPUs at once for one CQ (the workqueue does
+/// not run a work item concurrently with itself), and it runs outside every verb call of the
+/// consumer and every lock of the driver. The CQ's driver data holds it; dropping it cancels
+/// the work.
 #[pin_data(PinnedDrop)]
-pub(crate) struct CompletionNotifier {
+pub(crate) struct CqNotifier<K: CqCallback> {
     #[pin]
     work: Opaque<bindings::work_struct>,
-    /// The CQ to notify (set by [`Obj::notify_completion`] before each queueing).
+    /// The CQ to notify (set by [`Self::queue`] before each queueing).
     cq: AtomicPtr<bindings::ib_cq>,
+    _handler: PhantomData<K>,
 }
 
 // SAFETY: The work item is used through the workqueue's own synchronisation; `cq` is atomic.
-unsafe impl Send for CompletionNotifier {}
+unsafe impl<K: CqCallback> Send for CqNotifier<K> {}
 // SAFETY: As above.
-unsafe impl Sync for CompletionNotifier {}
+unsafe impl<K: CqCallback> Sync for CqNotifier<K> {}
 
 /// The notifier's work function.
 ///
 /// # Safety
 ///
-/// Called by the workqueue with the `work` field of a live `CompletionNotifier`.
-unsafe extern "C" fn notify_work(w: *mut bindings::work_struct) {
+/// Called by the workqueue with the `work` field of a live `CqNotifier<K>`.
+unsafe extern "C" fn notify_work<K: CqCallback>(w: *mut bindings::work_struct) {
     // SAFETY: `w` is the `work` field of a live notifier: its drop cancels the work (waiting
     // for this function) before the memory goes.
-    let this = unsafe { &*kernel::container_of!(Opaque::cast_from(w), CompletionNotifier, work) };
+    let this = unsafe { &*kernel::container_of!(Opaque::cast_from(w), CqNotifier<K>, work) };
     let cq = this.cq.load(Acquire);
     if !cq.is_null() {
-        // SAFETY: `cq` was stored by `notify_completion` of the CQ that owns this notifier,
-        // whose C structure lives as long as its driver data (and so this notifier);
-        // `comp_handler` and `cq_context` are set by the core before the CQ is used.
-        unsafe { bindings::rrxe_helper_cq_comp_handler(cq) };
+        // SAFETY: `cq` was stored by `queue` from the CQ that owns this notifier, whose C
+        // structure lives as long as its driver data (and so this notifier).
+        unsafe { K::call(cq) };
     }
 }
 
-impl CompletionNotifier {
+impl<K: CqCallback> CqNotifier<K> {
     /// A notifier with nothing queued.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
             // Process-context work: the lockdep class of the sleeping kind, not the BH one.
             // SAFETY: `INIT_WORK` initialises the work in place.
             work <- Opaque::ffi_init(|w| unsafe {
-                bindings::rrxe_helper_work_init_sleeping(w, Some(notify_work))
+                bindings::rrxe_helper_work_init_sleeping(w, Some(notify_work::<K>))
             }),
             cq: AtomicPtr::new(core::ptr::null_mut()),
+            _handler: PhantomData,
         })
+    }
+
+    /// Queues the call for `cq`, the CQ whose driver data holds this notifier (a no-op while
+    /// one is queued and has not started).
+    fn queue(&self, cq: *mut bindings::ib_cq) {
+        self.cq.store(cq, Release);
+        // SAFETY: The work is initialised; the notifier cancels it before it goes away.
+        unsafe { bindings::rrxe_helper_work_queue_unbound(self.work.get()) };
     }
 }
 
 #[pinned_drop]
-impl PinnedDrop for CompletionNotifier {
+impl<K: CqCallback> PinnedDrop for CqNotifier<K> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: The work is initialised; after this it neither runs nor is queued (the CQ is
         // being destroyed: nothing notifies it any more).

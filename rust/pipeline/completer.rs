@@ -547,7 +547,7 @@ pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> Retired {
                     ..Cqe::default()
                 };
                 if let Some(cq) = qp.send_cq() {
-                    let _ = RrxeCq::push(cq, &c, qp.handle(), false);
+                    super::after_push(qp, RrxeCq::push(cq, &c, qp.handle(), false));
                 }
             }
         }

@@ -371,12 +371,9 @@ fn deliver_recv(
     }
     dest.device().count(Counter::RdmaRecvs);
     if let Some(cq) = dest.recv_cq() {
-        let _ = RrxeCq::push(
-            cq,
-            &c,
-            dest.handle(),
-            w.flags.contains(SendFlags::SOLICITED),
-        );
+        let solicited = w.flags.contains(SendFlags::SOLICITED);
+        // The receiver's pass, not this one, moves it to ERR if its CQ overran.
+        super::after_push(dest, RrxeCq::push(cq, &c, dest.handle(), solicited));
     }
     Some(WcStatus::Success)
 }

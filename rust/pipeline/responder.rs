@@ -88,7 +88,7 @@ fn complete_recv(qp: &Qp<RrxeDevice>, c: &Cqe, solicited: bool) {
         qp.device().count(Counter::RdmaRecvs);
     }
     if let Some(cq) = qp.recv_cq() {
-        let _ = RrxeCq::push(cq, c, qp.handle(), solicited);
+        super::after_push(qp, RrxeCq::push(cq, c, qp.handle(), solicited));
     }
 }
 
@@ -250,7 +250,11 @@ fn datagram(
         qp.device().count(Counter::RdmaRecvs);
     }
     if let Some(cq) = qp.recv_cq() {
-        let _ = RrxeCq::push_net(cq, &c, qp.handle(), h.headers.bth.solicited, network);
+        let solicited = h.headers.bth.solicited;
+        super::after_push(
+            qp,
+            RrxeCq::push_net(cq, &c, qp.handle(), solicited, network),
+        );
     }
     Ok(())
 }

@@ -54,7 +54,13 @@ use crate::{
 use kernel::{
     alloc::KVVec,
     prelude::*,
-    sync::SetOnce, //
+    sync::{
+        atomic::{
+            Atomic,
+            Relaxed, //
+        },
+        SetOnce, //
+    },
 };
 
 /// The QP attributes the data path reads, copied once per pass under the QP lock.
@@ -114,6 +120,9 @@ pub(crate) struct QpPipe {
     pub(in crate::pipeline) drain: RefWork<Qp<RrxeDevice>, super::flow::FlowDrain>,
     /// Owns the packets the QP sends to the stack; set once, never taken away.
     pub(in crate::pipeline) socket: SetOnce<TxSocket<Qp<RrxeDevice>>>,
+    /// A completion of the QP did not fit its CQ: the next pass moves the QP to ERR
+    /// ([`super::after_push`]).
+    pub(in crate::pipeline) cq_overrun: Atomic<bool>,
 }
 
 fn zeroed(n: usize) -> Result<KVec<u8>> {
@@ -207,6 +216,7 @@ impl QpPipe {
             flow: super::flow::TxFlow::new(),
             drain <- RefWork::new(),
             socket,
+            cq_overrun: Atomic::new(false),
         }? Error))
     }
 
@@ -294,6 +304,8 @@ impl QpPipe {
             if next == QpState::Reset {
                 r.recv = None;
                 r.direct_recv = None;
+                // An overrun not acted on yet belongs to the QP's past.
+                self.cq_overrun.store(false, Relaxed);
             }
             // In ERR, a receive WQE the responder took and did not finish is flushed by
             // `flush_queues`, before the ring's.

@@ -4,6 +4,11 @@
 //! space (librxe polls it without system calls); a kernel CQ keeps completions as `ib::Wc`
 //! values that `poll_cq` hands out. Both carry the notification arming state.
 //!
+//! A completion that does not fit puts the CQ in error for good (IBA, affiliated asynchronous
+//! errors: a CQ error, here a CQ overrun): nothing more is written to it, `IB_EVENT_CQ_ERR` is
+//! reported once, and every QP that then tries to complete to it goes to ERR (a local work
+//! queue catastrophic error). [`Pushed`] says which happened; the caller must act on it.
+//!
 //! Lock: `state` (interrupt-safe: completions are written and polled from any context) is held
 //! while a completion is written, polled, or the ring replaced (resize); nothing allocates under
 //! it.
@@ -14,6 +19,7 @@ use crate::{
         CompletionNotifier,
         Cq,
         CqAttr,
+        CqErrorNotifier,
         Device,
         MmapHandle,
         NotifyFlags,
@@ -101,6 +107,19 @@ struct CqState {
     ring: CqRing,
     /// Armed `NOTIFY_*` bits, cleared when an event is raised.
     armed: u32,
+    /// A completion did not fit: the CQ takes no more.
+    overrun: bool,
+}
+
+/// What became of a completion given to a CQ.
+#[must_use = "a completion its CQ did not take must move its QP to ERR"]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// Written, and the completion event raised if the CQ was armed for it.
+    Written,
+    /// Lost: the CQ overran, now or before, and is in error. The QP that completed must move
+    /// to ERR.
+    Lost,
 }
 
 /// The driver data of a completion queue, initialised in place in the CQ object.
@@ -111,6 +130,10 @@ pub(crate) struct RrxeCq {
     /// Runs the consumer's completion handler (never from the context that completes work).
     #[pin]
     notifier: CompletionNotifier,
+    /// Reports the overrun to the consumer's event handler (from its own context, as
+    /// `notifier`).
+    #[pin]
+    error_event: CqErrorNotifier,
     /// Capacity of the current ring, reported as `ib_cq.cqe`.
     capacity: Atomic<u32>,
 }
@@ -180,8 +203,16 @@ impl RrxeCq {
             }
         };
         Ok(try_pin_init!(Self {
-            state <- new_spinlock_irq!(CqState { ring, armed: 0 }, "rrxe_cq"),
+            state <- new_spinlock_irq!(
+                CqState {
+                    ring,
+                    armed: 0,
+                    overrun: false,
+                },
+                "rrxe_cq"
+            ),
             notifier <- CompletionNotifier::new(),
+            error_event <- CqErrorNotifier::new(),
             capacity: Atomic::new(capacity),
         }? Error))
     }
@@ -228,8 +259,10 @@ impl RrxeCq {
     }
 
     /// Writes a completion of `qp` and raises the completion event if the CQ is armed for it.
-    /// Any context; does not sleep. `EOVERFLOW` when the CQ is full.
-    pub(crate) fn push(cq: &Cq<RrxeDevice>, cqe: &Cqe, qp: QpHandle, solicited: bool) -> Result {
+    /// Any context; does not sleep. A completion that does not fit (or comes after one that
+    /// did not) is [`Pushed::Lost`]: the first puts the CQ in error and reports
+    /// `IB_EVENT_CQ_ERR`, from the CQ's error notifier (never from this call).
+    pub(crate) fn push(cq: &Cq<RrxeDevice>, cqe: &Cqe, qp: QpHandle, solicited: bool) -> Pushed {
         Self::push_net(cq, cqe, qp, solicited, 0)
     }
 
@@ -241,11 +274,20 @@ impl RrxeCq {
         qp: QpHandle,
         solicited: bool,
         network: u8,
-    ) -> Result {
+    ) -> Pushed {
         let mut st = cq.state.lock();
-        match &mut st.ring {
-            CqRing::User { ring, .. } => ring.produce(&cqe.to_uverbs())?,
-            CqRing::Kernel(k) => k.push(kernel_wc(cqe, qp, network))?,
+        if st.overrun {
+            return Pushed::Lost;
+        }
+        let written = match &mut st.ring {
+            CqRing::User { ring, .. } => ring.produce(&cqe.to_uverbs()),
+            CqRing::Kernel(k) => k.push(kernel_wc(cqe, qp, network)),
+        };
+        if written.is_err() {
+            st.overrun = true;
+            drop(st);
+            cq.report_error(&cq.error_event);
+            return Pushed::Lost;
         }
         let fire =
             st.armed & NOTIFY_NEXT_COMP != 0 || (st.armed & NOTIFY_SOLICITED != 0 && solicited);
@@ -256,7 +298,7 @@ impl RrxeCq {
         if fire {
             cq.notify_completion(&cq.notifier);
         }
-        Ok(())
+        Pushed::Written
     }
 
     /// Hands out up to `out.len()` completions of a kernel CQ.

@@ -27,6 +27,8 @@
  *                    object lifetimes and ownership (attack_races.h).
  *   qp_ring          RC QPs connected in a ring, whose crossed ACKs make each delivery
  *                    start the next QP's sends: no nesting per hop (attack_pipeline.h).
+ *   flush_deep       one doorbell flushing a full send ring of 2^20 - 1 WQEs: how long it
+ *                    keeps its CPU from an RT thread at a time (attack_flush.h).
  *   forged_read_resp, forged_atomic_ack, forged_ack
  *                    a responder of the attacker's answers into a victim's connection at a
  *                    PSN the victim never sent: the victim's next SENDs must reach its peer
@@ -507,6 +509,7 @@ static void bad_recv_wqe(void)
 #include "attack_pipeline.h"
 #include "attack_forged.h"
 #include "attack_err.h"
+#include "attack_flush.h"
 
 static const struct {
 	const char *name;
@@ -520,7 +523,7 @@ static const struct {
 	/* C rxe lets such a bind take a reference to the region being deregistered: its dereg
 	 * then waits 50 s, WARNs and faults (seen on 7.2). */
 	{ "mw_bind_dereg", mw_bind_dereg, 1 }, { "ah_other_pd", ah_other_pd, 0 },
-	{ "qp_ring", qp_ring, 0 },
+	{ "qp_ring", qp_ring, 0 },           { "flush_deep", flush_deep, 0 },
 	{ "forged_read_resp", forged_read_resp, 0 }, { "forged_atomic_ack", forged_atomic_ack, 0 },
 	{ "forged_ack", forged_ack, 0 },   { "err_race", err_race, 0 },
 };

@@ -2,9 +2,13 @@
 /*
  * verbs_cq: completion queues through the stock rxe provider (librxe) and the rxe user ABI:
  * create, the mmap'ed ring, resize, notification arming, destroy, error paths and hostile
- * mmap calls on the uverbs file.
+ * mmap calls on the uverbs file; and CQ overrun (overrun.h): more completions than a CQ holds,
+ * never polled, must report IBV_EVENT_CQ_ERR on it.
  *
- * Usage: verbs_cq DEVICE     exit 0 when every check passes; prints "# " diagnostics.
+ * Usage: verbs_cq DEVICE [GID_INDEX [--rxe-compatible]]
+ *   exit 0 when every check passes; prints "# " diagnostics. With GID_INDEX, also the
+ *   overruns that need a connected QP; --rxe-compatible (the C rxe run) does not require what
+ *   only rrxe does (see overrun.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +20,7 @@
 #include <infiniband/verbs.h>
 
 #include "common.h"
-
+#include "overrun.h"
 
 /* The offsets of this process's mappings of the uverbs file, from /proc/self/maps. */
 static int uverbs_maps(unsigned long long *offs, size_t *lens, int max)
@@ -169,6 +173,13 @@ int main(int argc, char **argv)
 
 	CHECK(ibv_destroy_cq(cq) == 0, "destroy CQ");
 	CHECK(ibv_destroy_comp_channel(ch) == 0, "destroy completion channel");
+
+	overrun_flush(ctx, pd);
+	if (argc > 2) {
+		int strict = !(argc > 3 && !strcmp(argv[3], "--rxe-compatible"));
+
+		overrun_connected(ctx, pd, atoi(argv[2]), strict);
+	}
 	CHECK(ibv_dealloc_pd(pd) == 0, "dealloc PD");
 
 	/* Leave objects behind: closing the device must clean them up. */

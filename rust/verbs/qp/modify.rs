@@ -8,11 +8,13 @@ use super::{
     attr_errno,
     state_errno,
     state_from_ib,
+    QueueRing,
     RrxeQp, //
 };
 use crate::{
     device::RrxeDevice,
     ib::{
+        Cq,
         Qp,
         QpAttr,
         QpAttrMask,
@@ -20,7 +22,10 @@ use crate::{
     },
     kernel_ext::eopnotsupp,
     limits,
-    pipeline::state::Resources,
+    pipeline::{
+        self,
+        state::Resources, //
+    },
     proto::{
         attr_mask::AttrMask,
         cqe::{
@@ -33,9 +38,17 @@ use crate::{
             QpState, //
         },
     },
-    verbs::cq::RrxeCq,
+    sync::SpinLockIrq,
+    verbs::cq::{
+        Pushed,
+        RrxeCq, //
+    },
 };
 use kernel::prelude::*;
+
+/// The WQEs a flush completes per hold of a ring's lock (interrupts off): a bound on how long
+/// they stay off, however deep the ring.
+const FLUSH_CHUNK: u32 = 64;
 
 impl RrxeQp {
     /// Checks the values of the attributes in `mask` (beyond what the state table checks).
@@ -166,47 +179,64 @@ impl RrxeQp {
         }
     }
 
-    /// Flushes what the rings hold now: at most one ring's capacity each, so a user who keeps
-    /// moving its producer index cannot keep this loop (interrupts off) running; later WQEs are
-    /// flushed by the next doorbell.
+    /// Flushes what both rings hold now ([`Self::flush_ring`]), and the receive WQEs the
+    /// responder took from the ring (or SRQ) and has not completed.
     pub(super) fn flush_queues(qp: &Qp<RrxeDevice>) {
-        let qpn = qp.qpn();
-        let mut slot = [0u8; 8];
         if let Some(cq) = &qp.send_cq {
-            let mut sq = qp.sq.lock();
-            for _ in 0..sq.ring.capacity() {
-                if !matches!(sq.ring.peek(&mut slot), Ok(true)) {
-                    break;
-                }
-                let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, None);
-                // A full CQ loses the completion, as on hardware (the CQ overran).
-                let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
-                if sq.ring.pop().is_err() {
-                    break;
-                }
-            }
+            Self::flush_ring(qp, &qp.sq, cq, None);
         }
         if let Some(cq) = &qp.recv_cq {
             // Receive WQEs already taken from the ring (or SRQ): a message in progress, or one
             // the direct path took. Flushed first: they were posted first.
             for wr_id in qp.pipe.take_recv_wqes().into_iter().flatten() {
-                let cqe = cqe::flush_cqe(wr_id, qpn, Some(WcOpcode::Recv));
-                let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
+                let cqe = cqe::flush_cqe(wr_id, qp.qpn(), Some(WcOpcode::Recv));
+                pipeline::after_push(qp, RrxeCq::push(cq, &cqe, qp.handle(), false));
+            }
+            if let Some(rq) = &qp.rq {
+                Self::flush_ring(qp, rq, cq, Some(WcOpcode::Recv));
             }
         }
-        if let (Some(cq), Some(rq)) = (&qp.recv_cq, &qp.rq) {
-            let mut rq = rq.lock();
-            for _ in 0..rq.ring.capacity() {
-                if !matches!(rq.ring.peek(&mut slot), Ok(true)) {
+    }
+
+    /// Completes the WQEs `ring` holds now with `IB_WC_WR_FLUSH_ERR` (receive completions with
+    /// `opcode` `Recv`), in order, [`FLUSH_CHUNK`] at a time under the ring's lock, which
+    /// disables interrupts and is dropped between chunks. The completions are written under it
+    /// too: two flushes of one ring (two doorbells) must not write a later chunk's before an
+    /// earlier one's. At most the ring's capacity in all, so a user who keeps moving its
+    /// producer index cannot keep this running; later WQEs are flushed by the next doorbell. A
+    /// completion the CQ does not take (it overran) is lost, as are those after it: the CQ is
+    /// in error; the WQEs are consumed all the same.
+    fn flush_ring(
+        qp: &Qp<RrxeDevice>,
+        ring: &SpinLockIrq<QueueRing>,
+        cq: &Cq<RrxeDevice>,
+        opcode: Option<WcOpcode>,
+    ) {
+        let qpn = qp.qpn();
+        let mut slot = [0u8; 8];
+        let mut pushed = Pushed::Written;
+        let mut left = ring.lock().ring.capacity();
+        while left > 0 {
+            let chunk = left.min(FLUSH_CHUNK);
+            let mut done = 0;
+            let mut r = ring.lock();
+            while done < chunk && matches!(r.ring.peek(&mut slot), Ok(true)) {
+                if pushed == Pushed::Written {
+                    let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, opcode);
+                    pushed = RrxeCq::push(cq, &cqe, qp.handle(), false);
+                }
+                if r.ring.pop().is_err() {
                     break;
                 }
-                let cqe = cqe::flush_cqe(u64::from_le_bytes(slot), qpn, Some(WcOpcode::Recv));
-                let _ = RrxeCq::push(cq, &cqe, qp.handle(), false);
-                if rq.ring.pop().is_err() {
-                    break;
-                }
+                done += 1;
             }
+            drop(r);
+            if done < chunk {
+                break;
+            }
+            left -= chunk;
         }
+        pipeline::after_push(qp, pushed);
     }
 
     /// The pipeline found an error that ends the QP (a failed WQE or a fatal NAK).

@@ -19,6 +19,7 @@ use crate::{
     kernel_ext::eopnotsupp,
     limits,
     mm::KernelConsumer,
+    pipeline,
     proto::{
         cqe::{
             self,
@@ -38,7 +39,10 @@ use crate::{
             SendData, //
         },
     },
-    verbs::cq::RrxeCq,
+    verbs::cq::{
+        Pushed,
+        RrxeCq, //
+    },
 };
 use kernel::prelude::*;
 
@@ -60,7 +64,7 @@ impl RrxeQp {
                     let wr = wr?;
                     if let Some(cq) = &qp.send_cq {
                         let cqe = cqe::flush_cqe(wr.wr_id, qp.qpn(), None);
-                        RrxeCq::push(cq, &cqe, qp.handle(), false)?;
+                        completed(qp, RrxeCq::push(cq, &cqe, qp.handle(), false))?;
                     }
                 }
                 Ok(())
@@ -172,7 +176,7 @@ impl RrxeQp {
             if state == QpState::Err {
                 if let Some(cq) = &qp.recv_cq {
                     let cqe = cqe::flush_cqe(wr.wr_id, qp.qpn(), Some(WcOpcode::Recv));
-                    RrxeCq::push(cq, &cqe, qp.handle(), false)?;
+                    completed(qp, RrxeCq::push(cq, &cqe, qp.handle(), false))?;
                 }
                 continue;
             }
@@ -206,6 +210,17 @@ impl RrxeQp {
         // error and moves the QP to ERR.
         crate::pipeline::kick(qp);
         Ok(())
+    }
+}
+
+/// A flush completion of a kernel work request posted in ERR (or SQE): one the CQ did not take
+/// fails the post (`EOVERFLOW`; `ib_drain_qp` warns instead of waiting for a completion that
+/// will never come) and moves the QP to ERR ([`pipeline::after_push`]).
+fn completed(qp: &Qp<RrxeDevice>, pushed: Pushed) -> Result {
+    pipeline::after_push(qp, pushed);
+    match pushed {
+        Pushed::Written => Ok(()),
+        Pushed::Lost => Err(EOVERFLOW),
     }
 }
 
