@@ -24,6 +24,8 @@ pub(crate) mod gso;
 pub(crate) mod hdr;
 #[path = "proto/icrc.rs"]
 pub(crate) mod icrc;
+#[path = "proto/mad.rs"]
+pub(crate) mod mad;
 #[path = "proto/opcode.rs"]
 pub(crate) mod opcode;
 #[path = "proto/packet.rs"]

@@ -356,6 +356,7 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     fn query_qp(qp: &Qp<Self>) -> QpQuery;
 
     /// Adds the driver's own state of `qp` to its `rdma res show` entry (shown with `-dd`).
+    /// Called only for a reader with `CAP_NET_ADMIN` (a [`ResEntry`] exists only for one).
     /// Process context; must not sleep (the dump holds the resource table's lock).
     fn fill_res_qp(_qp: &Qp<Self>, _entry: &mut ResEntry) -> Result {
         Ok(())

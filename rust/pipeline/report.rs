@@ -2,7 +2,9 @@
 
 //! The pipeline's state of a QP as driver attributes of `rdma res show qp` (with `-dd`): what
 //! a user needs to tell a QP that waits for its peer from one that stalled, without a debugger.
-//! Read under the QP's locks, one side at a time; no addresses, keys or data.
+//! Read under the QP's locks, one side at a time; no addresses, keys or data. Live PSNs and
+//! retry state are what a packet injector needs: only a reader with `CAP_NET_ADMIN` gets them
+//! (`ResEntry`).
 
 use super::{
     odp::Side,

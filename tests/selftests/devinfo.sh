@@ -57,10 +57,29 @@ if is_rrxe; then
 	check "device/net/$NIC" test -e "$sys/device/net/$NIC"
 	# The pipeline's state of each QP as driver attributes of `rdma -dd res show qp` (QP1,
 	# the GSI QP, exists on every device); C rxe reports none.
-	res=$(timeout 10 rdma -dd res show qp link "$DEV/1" lqpn 1 2>&1)
-	diag "QP1: $(echo "$res" | tr -s ' \n' ' ')"
-	for a in sq_next_psn sq_unacked_psn timer_armed rq_expected_psn inbox 'run idle'; do
-		echo "$res" | grep -q "$a" || fail "rdma -dd res show qp: no $a"
+	# To root, from a request for the one QP and from a dump.
+	for q in "lqpn 1" ""; do
+		# shellcheck disable=SC2086
+		res=$(timeout 10 rdma -dd res show qp link "$DEV/1" $q 2>&1)
+		diag "QP1 (${q:-dump}): $(echo "$res" | tr -s ' \n' ' ')"
+		for a in sq_next_psn sq_unacked_psn timer_armed rq_expected_psn inbox 'run idle'; do
+			echo "$res" | grep -q "$a" || fail "rdma -dd res show qp $q: no $a"
+		done
+	done
+	# Live PSNs and retry state are what a packet injector needs: a reader without
+	# CAP_NET_ADMIN gets the core's attributes only, as from C rxe, from a dump and from a
+	# request for the one QP alike.
+	for q in "" "lqpn 1"; do
+		# shellcheck disable=SC2086
+		res=$(timeout 10 setpriv --reuid=65534 --regid=65534 --clear-groups \
+			rdma -dd res show qp link "$DEV/1" $q 2>&1)
+		diag "QP1 to nobody (${q:-dump}): $(echo "$res" | grep -w "lqpn 1" | tr -s ' \n' ' ')"
+		echo "$res" | grep -qw "lqpn 1" || fail "rdma -dd res show qp $q as nobody: no QP1"
+		# The driver's names (the core's have dashes: sq-psn).
+		for a in sq_ rq_ timer_ inbox ' run ' tx_ odp_; do
+			! echo "$res" | grep -q -- "$a" ||
+				fail "rdma -dd res show qp $q as nobody shows $a"
+		done
 	done
 else
 	diag "device: $(readlink "$sys/device" || echo none)"

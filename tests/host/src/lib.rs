@@ -25,6 +25,8 @@ mod tests_hdr;
 #[cfg(test)]
 mod tests_icrc;
 #[cfg(test)]
+mod tests_mad;
+#[cfg(test)]
 mod tests_opcode;
 #[cfg(test)]
 mod tests_packet;
