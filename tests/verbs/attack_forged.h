@@ -11,7 +11,8 @@
  * an atomic ACK or an ACK at that PSN, to V. No peer answers a PSN that was never sent: the
  * answer must change nothing, and V's next SEND must really reach P, with its data, before V
  * completes it. A driver that took such an answer as an acknowledgement completed the SEND
- * with success without sending it (issue #33, finding 1).
+ * with success without sending it (issue #33, finding 1). forged_read_short answers a READ
+ * with a response that does not fit its place in it (finding 6).
  */
 #ifndef RRXE_VERBS_ATTACK_FORGED_H
 #define RRXE_VERBS_ATTACK_FORGED_H
@@ -214,6 +215,74 @@ static void forged_atomic_ack(void)
 static void forged_ack(void)
 {
 	forged_answer(IBV_WR_SEND, "ACK");
+}
+
+/*
+ * A READ response that does not fit its place in the READ (finding 6): V's READ of 4 KiB (four
+ * responses at MTU 1024) goes to a QP that no longer exists, so only the attacker answers: B's
+ * READ of 1 KiB at V's READ PSN makes A send one READ RESPONSE ONLY to V. A response that ends
+ * the message at the first of four places would complete V's READ with 3 KiB never written.
+ * The READ must not complete with success (it ends with a retry error: nobody else answers).
+ */
+static void forged_read_short(void)
+{
+	struct forged f = { 0 };
+	struct ibv_qp *z;
+	struct ibv_sge vsge = { .addr = (uintptr_t)rbuf, .length = 4096, .lkey = mr->lkey };
+	struct ibv_send_wr vwr = { .wr_id = 0x5ead, .sg_list = &vsge, .num_sge = 1,
+				   .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_sge bsge = { .addr = (uintptr_t)sbuf, .length = 1024, .lkey = mr->lkey };
+	struct ibv_send_wr bwr = { .wr_id = 0xa77ac4, .sg_list = &bsge, .num_sge = 1,
+				   .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+	long long before = forged_counter("drop_response_length"), after;
+	struct ibv_wc wc;
+	int got = 0;
+
+	f.cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	f.abuf = aligned_alloc(4096, 4096);
+	f.amr = f.abuf ? ibv_reg_mr(pd, f.abuf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_READ) : NULL;
+	z = f.cq ? forged_qp(f.cq) : NULL;
+	if (f.cq) {
+		f.v = forged_qp(f.cq);
+		f.a = forged_qp(f.cq);
+		f.b = forged_qp(f.cq);
+	}
+	CHECK(f.amr && z && f.v && f.a && f.b, "short READ response: CQ, QPs and MR");
+	if (!(f.amr && z && f.v && f.a && f.b)) {
+		if (z)
+			ibv_destroy_qp(z);
+		goto out;
+	}
+	memset(f.abuf, 0x42, 4096);
+	memset(rbuf, 0xee, 4096);
+	/* V towards Z, which is then destroyed: nobody answers V but the attacker. */
+	CHECK(!forged_connect(f.v, z->qp_num, 0, 0, 3) && !ibv_destroy_qp(z) &&
+	      !forged_connect(f.a, f.v->qp_num, 0, 0, 7) &&
+	      !forged_connect(f.b, f.a->qp_num, 0, 0, 1),
+	      "short READ response: V towards a QP gone, A answering to V at V's READ PSN");
+	vwr.wr.rdma.remote_addr = 0x10000;
+	vwr.wr.rdma.rkey = 0x1234;
+	bwr.wr.rdma.remote_addr = (uintptr_t)f.abuf;
+	bwr.wr.rdma.rkey = f.amr->rkey;
+	CHECK(!ibv_post_send(f.v, &vwr, &bad), "short READ response: V's READ of 4 KiB posted");
+	usleep(20 * 1000);
+	CHECK(!ibv_post_send(f.b, &bwr, &bad), "short READ response: B's READ of 1 KiB posted");
+	for (double end = now() + 10; now() < end && !got;) {
+		if (ibv_poll_cq(f.cq, 1, &wc) == 1 && wc.wr_id == vwr.wr_id)
+			got = 1;
+	}
+	CHECK(got && wc.status != IBV_WC_SUCCESS,
+	      "short READ response: V's READ does not complete with success (%s; bytes 1024.. %s)",
+	      got ? ibv_wc_status_str(wc.status) : "no completion",
+	      rbuf[1024] == 0xee ? "never written" : "written");
+	after = forged_counter("drop_response_length");
+	if (strict && before >= 0)
+		CHECK(after > before, "short READ response: counted as not fitting (%lld -> %lld)",
+		      before, after);
+out:
+	forged_destroy(&f);
 }
 
 #endif /* RRXE_VERBS_ATTACK_FORGED_H */

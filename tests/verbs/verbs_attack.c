@@ -33,6 +33,9 @@
  *                    a responder of the attacker's answers into a victim's connection at a
  *                    PSN the victim never sent: the victim's next SENDs must reach its peer
  *                    before they complete (attack_forged.h).
+ *   forged_read_short
+ *                    a READ RESPONSE ONLY of 1 KiB answering a READ of 4 KiB: the READ must
+ *                    not complete with success (attack_forged.h).
  *   err_race         modify_qp(ERR) racing SENDs, READs and atomics to a peer on its RQ or an
  *                    SRQ: each WR completes once, in order, and no buffer changes after its
  *                    flush completion (attack_err.h).
@@ -525,7 +528,8 @@ static const struct {
 	{ "mw_bind_dereg", mw_bind_dereg, 1 }, { "ah_other_pd", ah_other_pd, 0 },
 	{ "qp_ring", qp_ring, 0 },           { "flush_deep", flush_deep, 0 },
 	{ "forged_read_resp", forged_read_resp, 0 }, { "forged_atomic_ack", forged_atomic_ack, 0 },
-	{ "forged_ack", forged_ack, 0 },   { "err_race", err_race, 0 },
+	{ "forged_ack", forged_ack, 0 },   { "forged_read_short", forged_read_short, 0 },
+	{ "err_race", err_race, 0 },
 };
 #define N_SUBTESTS (int)(sizeof(subtests) / sizeof(subtests[0]))
 
