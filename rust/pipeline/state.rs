@@ -341,6 +341,34 @@ mod tests {
     }
 
     #[test]
+    fn the_move_to_err_closes_both_sides_under_their_locks() {
+        let pipe =
+            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
+        let a = QpAttr::default();
+        let open = |p: &QpPipe| (p.send.lock().open, p.recv.lock().open);
+        // Created in RESET: nothing may start or be taken.
+        assert_eq!(open(&pipe), (false, false));
+        pipe.transition(QpState::Reset, QpState::Init, &a);
+        assert_eq!(open(&pipe), (false, false));
+        pipe.transition(QpState::Init, QpState::Rtr, &a);
+        assert_eq!(open(&pipe), (false, true));
+        pipe.transition(QpState::Rtr, QpState::Rts, &a);
+        assert_eq!(open(&pipe), (true, true));
+        // A WQE in flight, then ERR: a pass holding an RTS snapshot finds both sides closed,
+        // the window empty.
+        assert!(pipe.send.lock().push(Track::new(1, WrOpcode::Send, true, Psn::new(0), 8)));
+        pipe.transition(QpState::Rts, QpState::Err, &a);
+        assert_eq!(open(&pipe), (false, false));
+        assert_eq!(pipe.send.lock().count, 0);
+        // Reset and connected again: open again.
+        pipe.transition(QpState::Err, QpState::Reset, &a);
+        pipe.transition(QpState::Reset, QpState::Init, &a);
+        pipe.transition(QpState::Init, QpState::Rtr, &a);
+        pipe.transition(QpState::Rtr, QpState::Rts, &a);
+        assert_eq!(open(&pipe), (true, true));
+    }
+
+    #[test]
     fn only_a_datagram_qp_has_a_socket_from_creation() {
         let connected =
             KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
