@@ -8,9 +8,11 @@
 //! The data path runs in atomic context and cannot fault, nor take the umem's mutex. It reads
 //! its own page table instead, under a spinlock:
 //!
-//! - a fault ([`UmemOdp::fault`], process context) has the core fault the range in
-//!   (`ib_umem_odp_map_dma_and_lock`, which returns with the umem mutex held and the pages valid
-//!   for the notifier's sequence), copies the pages into the table, and releases the mutex;
+//! - a fault ([`UmemOdp::fault`], process context) first faults the pages in the way
+//!   `get_user_pages` does for a caller that lets it drop the mmap lock (I/O is waited for
+//!   without it, killably), then has the core map the range (`ib_umem_odp_map_dma_and_lock`,
+//!   which returns with the umem mutex held and the pages valid for the notifier's sequence),
+//!   copies the pages into the table, and releases the mutex;
 //! - an invalidation (the notifier, under the umem mutex) clears the table's entries for the
 //!   range, each under the spinlock, before it returns, that is before the pages go;
 //! - an access ([`UmemOdp::read`], [`UmemOdp::write`], [`UmemOdp::atomic_u64`]) holds the
@@ -323,7 +325,9 @@ impl UmemOdp {
     /// Makes `[off, off + len)` of the registration present, for writing when `write` (if the
     /// registration is writable), faulting the pages in when `fault` (else only taking note of
     /// those present: `IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT`). At most [`MAX_FAULT_BYTES`]
-    /// are faulted per call. Process context: sleeps.
+    /// are faulted per call. Process context: sleeps, for as long as the file system behind the
+    /// pages takes; `EINTR` if the caller is sent a fatal signal meanwhile (a work item never
+    /// is).
     pub(crate) fn fault(&self, off: u64, len: u64, write: bool, fault: bool) -> Result {
         let t = &*self.table;
         let off = usize::try_from(off).map_err(|_| EFAULT)?;
@@ -346,6 +350,18 @@ impl UmemOdp {
         } else {
             0
         };
+        if fault {
+            // The pages brought in first, waiting for I/O without the owner's mmap lock and
+            // killably: `hmm_range_fault` below would wait holding it, uninterruptibly, and a
+            // file system that never answers (a stalled FUSE server) would then block the
+            // owner's `munmap` and exit. Only a fatal signal of the caller (`advise_mr`) is
+            // final here; any other failure is the core's to find and report below.
+            // SAFETY: `p` is live; process context, no lock held.
+            let r = unsafe { bindings::rrxe_helper_odp_prefault(p, va, len, write && writable) };
+            if r == EINTR.to_errno() {
+                return Err(EINTR);
+            }
+        }
         // SAFETY: The range is inside the umem; process context. On success the umem mutex is
         // held and the pfns of the range are valid until it is released.
         let n = unsafe {
