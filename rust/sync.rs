@@ -9,10 +9,16 @@
 //! polling by `irq_poll`) and hard interrupt context (kernel consumers may post and poll from
 //! completion handlers), so their locks disable interrupts while held.
 
+mod fault_work;
 mod live;
 mod timer;
 mod work;
 
+pub(crate) use fault_work::{
+    FaultQueue,
+    FaultTarget,
+    FaultWork, //
+};
 pub(crate) use live::{
     Counted,
     ObjRef,

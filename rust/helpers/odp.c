@@ -109,3 +109,13 @@ int rrxe_helper_odp_prefault(struct ib_umem_odp *odp, unsigned long va, unsigned
 	mmput(mm);
 	return ret;
 }
+
+void rrxe_helper_ib_device_hold(struct ib_device *dev)
+{
+	get_device(&dev->dev);
+}
+
+void rrxe_helper_ib_device_drop(struct ib_device *dev)
+{
+	put_device(&dev->dev);
+}

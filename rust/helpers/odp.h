@@ -38,6 +38,10 @@ void rrxe_helper_odp_set_dirty(struct page *page);
  */
 int rrxe_helper_odp_prefault(struct ib_umem_odp *odp, unsigned long va, unsigned long len,
 			     bool write);
+/* get_device()/put_device() of the ib_device's struct device: its memory stays until the put. */
+struct ib_device;
+void rrxe_helper_ib_device_hold(struct ib_device *dev);
+void rrxe_helper_ib_device_drop(struct ib_device *dev);
 
 /* HMM pfn flags (enum hmm_pfn_flags: bit positions bindgen may not evaluate). */
 extern const unsigned long RRXE_HMM_PFN_VALID;

@@ -51,10 +51,11 @@ enum MrKind {
         umem: Umem,
     },
     /// User memory paged on demand: the data path finds a page absent (`EAGAIN`) until a fault
-    /// in process context ([`RrxeMr::fault`]) brings it in.
+    /// in process context (the QP's fault job: [`RrxeMr::fault_target`]) brings it in.
     OnDemand {
-        /// The registration and the table of its present pages.
-        odp: UmemOdp,
+        /// The registration and the table of its present pages; shared with the faults in
+        /// progress, which may outlive the MR ([`RrxeMr::fault_target`]).
+        odp: Arc<UmemOdp>,
     },
     /// All of kernel virtual memory (virtual DMA); only kernel consumers have one.
     Dma(KernelConsumer),
@@ -197,28 +198,17 @@ impl RrxeMr {
         }
     }
 
-    /// Whether the region is paged on demand: its accesses may fail with `EAGAIN` (a page is
-    /// not present), to be retried after [`Self::fault`].
-    pub(crate) fn is_on_demand(&self) -> bool {
-        matches!(self.kind, MrKind::OnDemand { .. })
-    }
-
-    /// Makes the pages of `[va, va + len)` present (for writing when `write`), at most
-    /// [`crate::ib::MAX_FAULT_BYTES`] of them; a no-op for regions that are not paged on
-    /// demand. Process context: sleeps.
-    pub(crate) fn fault(&self, va: u64, len: u64, write: bool) -> Result {
+    /// What a fault at `va` of a region paged on demand needs, without the MR: the
+    /// registration (shared: the MR may be deregistered while the fault runs), the offset of
+    /// `va` in it, and the bytes from `va` to the region's end (callers ask for what lies ahead
+    /// of an access, not past the end). `None` for other regions and addresses outside. Any
+    /// context.
+    pub(crate) fn fault_target(&self, va: u64) -> Option<(Arc<UmemOdp>, u64, u64)> {
         let MrKind::OnDemand { odp } = &self.kind else {
-            return Ok(());
+            return None;
         };
-        // Not past the region's end (callers ask for what lies ahead of an access).
-        let room = self
-            .iova
-            .checked_add(self.length)
-            .and_then(|end| end.checked_sub(va))
-            .ok_or(EFAULT)?;
-        let len = len.min(room).min(crate::ib::MAX_FAULT_BYTES);
-        let off = self.offset(va, usize::try_from(len).map_err(|_| EFAULT)?)?;
-        odp.fault(off, len, write, true)
+        let off = self.offset(va, 0).ok()?;
+        Some((odp.clone(), off, self.length - off))
     }
 
     /// `ibv_advise_mr` on `[va, va + len)`: `EPERM` to prefetch for writing a region the user
@@ -352,6 +342,7 @@ impl RrxeMr {
         check_persistence(access)?;
         let len = odp.len();
         iova.checked_add(len).ok_or(EINVAL)?;
+        let odp = Arc::new(odp, GFP_KERNEL_ACCOUNT)?;
         Self::new(dev, MrKind::OnDemand { odp }, access, iova, len)
     }
 
