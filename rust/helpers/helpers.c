@@ -18,6 +18,7 @@
 #include <linux/highmem.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
+#include <linux/sched/signal.h>
 #include <linux/skbuff.h>
 #include <net/ip.h>
 #include <net/route.h>
@@ -597,6 +598,16 @@ bool rrxe_helper_module_tryget(void)
 void rrxe_helper_module_put(void)
 {
 	module_put(THIS_MODULE);
+}
+
+void rrxe_helper_cond_resched(void)
+{
+	cond_resched();
+}
+
+bool rrxe_helper_fatal_signal_pending(void)
+{
+	return fatal_signal_pending(current);
 }
 
 void rrxe_helper_timer_setup(struct timer_list *t, void (*fn)(struct timer_list *))

@@ -174,6 +174,9 @@ bool rrxe_helper_work_queue_on(struct workqueue_struct *wq, struct work_struct *
 /* try_module_get()/module_put() of this module */
 bool rrxe_helper_module_tryget(void);
 void rrxe_helper_module_put(void);
+/* cond_resched() (a macro); fatal_signal_pending(current) (a static inline) */
+void rrxe_helper_cond_resched(void);
+bool rrxe_helper_fatal_signal_pending(void);
 /* a CQ's completion handler, with BHs disabled: softirqs it raises run when it returns */
 struct ib_cq;
 void rrxe_helper_cq_comp_handler(struct ib_cq *cq);

@@ -22,7 +22,11 @@ use crate::{
         UmemOdp, //
     },
     index::PoolIndex,
-    kernel_ext::random_u8,
+    kernel_ext::{
+        cond_resched,
+        fatal_signal_pending,
+        random_u8, //
+    },
     mm::{
         Fill,
         KernelConsumer,
@@ -213,7 +217,8 @@ impl RrxeMr {
 
     /// `ibv_advise_mr` on `[va, va + len)`: `EPERM` to prefetch for writing a region the user
     /// cannot write locally, `EINVAL` for regions that are not paged on demand. Process
-    /// context: sleeps.
+    /// context: sleeps; reschedules between pieces of [`crate::ib::MAX_FAULT_BYTES`] and gives
+    /// up with `EINTR` once the caller is sent a fatal signal (a call may name 4 GiB per range).
     pub(crate) fn prefetch(&self, va: u64, len: u64, advice: Prefetch) -> Result {
         let MrKind::OnDemand { odp } = &self.kind else {
             return Err(EINVAL);
@@ -223,6 +228,9 @@ impl RrxeMr {
         }
         let mut done = 0u64;
         while done < len {
+            if fatal_signal_pending() {
+                return Err(EINTR);
+            }
             let n = (len - done).min(crate::ib::MAX_FAULT_BYTES);
             let at = va.checked_add(done).ok_or(EFAULT)?;
             let off = self.offset(at, usize::try_from(n).map_err(|_| EFAULT)?)?;
@@ -233,6 +241,7 @@ impl RrxeMr {
                 advice != Prefetch::NoFault,
             )?;
             done += n;
+            cond_resched();
         }
         Ok(())
     }
