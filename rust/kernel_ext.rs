@@ -10,6 +10,7 @@ mod link_lock;
 mod module_watch;
 mod notifier;
 mod random;
+mod sched;
 mod trace;
 
 pub(crate) use crc::crc32_le;
@@ -33,4 +34,8 @@ pub(crate) use notifier::{
     NotifierHandler, //
 };
 pub(crate) use random::random_u8;
+pub(crate) use sched::{
+    cond_resched,
+    fatal_signal_pending, //
+};
 pub(crate) use trace::trace_drop;

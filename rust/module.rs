@@ -21,12 +21,14 @@ use crate::{
         NetdevNotifier,
         NetnsTunnels, //
     },
+    sync::FaultQueue,
 };
 use kernel::prelude::*;
 
 /// Everything rrxe registers. Fields drop in declaration order, which is the teardown order:
-/// no new devices, then every device unregistered, then no namespace exit hook (it closes any
-/// tunnel socket left), then no more netdev events, then `rdma_rxe` may load again.
+/// no new devices, then every device unregistered, then the fault workqueue destroyed, then no
+/// namespace exit hook (it closes any tunnel socket left), then no more netdev events, then
+/// `rdma_rxe` may load again.
 #[pin_data]
 pub(crate) struct RrxeModule {
     /// `rdma link add ... type rrxe`.
@@ -37,6 +39,8 @@ pub(crate) struct RrxeModule {
     rxe_link: LinkRegistration<RxeLink>,
     /// Owns all devices; unregisters them on drop.
     devices: Driver<RrxeDevice>,
+    /// The page faults of on-demand-paging MRs run here (`rust/sync/fault_work.rs`).
+    _fault_queue: FaultQueue,
     /// Closes a network namespace's UDP tunnel sockets when the namespace goes, even while
     /// a device that used them still waits for its users.
     #[pin]
@@ -59,6 +63,7 @@ impl kernel::InPlaceModule for RrxeModule {
             _rxe_absent: RxeGuard::check()?,
             netdev_events <- NetdevNotifier::register(),
             netns_tunnels <- NetnsTunnels::register(),
+            _fault_queue: FaultQueue::new()?,
             devices: Driver::new(),
             rxe_link <- LinkRegistration::new_if(crate::params::rxe_link()),
             link <- LinkRegistration::new(),

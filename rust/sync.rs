@@ -3,16 +3,24 @@
 //! Synchronisation the kernel crate does not offer yet: an interrupt-safe spinlock
 //! (`spin_lock_irqsave`), and references that keep an object alive while deferred work holds
 //! it ([`ObjRef`], counted by the object's [`Users`]: [`live`]), with the timer and work item
-//! built on them ([`RefTimer`], [`RefWork`]).
+//! built on them ([`RefTimer`], [`RefWork`]); and rrxe's own workqueue for work that may wait on
+//! user space, with a work item that holds an `Arc` of its owner instead ([`FaultQueue`],
+//! [`FaultWork`]).
 //!
 //! CQ, QP and SRQ state is touched from process context (verbs), softirq (packet receive, CQ
 //! polling by `irq_poll`) and hard interrupt context (kernel consumers may post and poll from
 //! completion handlers), so their locks disable interrupts while held.
 
+mod fault_work;
 mod live;
 mod timer;
 mod work;
 
+pub(crate) use fault_work::{
+    FaultQueue,
+    FaultTarget,
+    FaultWork, //
+};
 pub(crate) use live::{
     Counted,
     ObjRef,

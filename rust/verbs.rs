@@ -51,6 +51,10 @@ use crate::{
         UmemOdp,
         Wc, //
     },
+    kernel_ext::{
+        cond_resched,
+        fatal_signal_pending, //
+    },
     limits,
     mm::KernelConsumer,
     verbs::ah::RrxeAh,
@@ -177,9 +181,17 @@ impl ib::DeviceOps for RrxeDevice {
         advice: Prefetch,
         ranges: &[PrefetchRange],
     ) -> Result {
+        // Up to 4 095 ranges of up to 4 GiB each: each range reschedules and checks for a
+        // fatal signal between its pieces ([`RrxeMr::prefetch`]), and so does this loop between
+        // ranges (empty ones included).
         for r in ranges {
+            if fatal_signal_pending() {
+                return Err(EINTR);
+            }
             let mr = dev.lookup_mr(r.lkey, pd).ok_or(EINVAL)?;
             mr.prefetch(r.addr, u64::from(r.length), advice)?;
+            drop(mr);
+            cond_resched();
         }
         Ok(())
     }

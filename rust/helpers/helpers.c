@@ -18,6 +18,7 @@
 #include <linux/highmem.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
+#include <linux/sched/signal.h>
 #include <linux/skbuff.h>
 #include <net/ip.h>
 #include <net/route.h>
@@ -562,6 +563,51 @@ bool rrxe_helper_work_queue_unbound(struct work_struct *w)
 bool rrxe_helper_work_cancel_sync(struct work_struct *w)
 {
 	return cancel_work_sync(w);
+}
+
+bool rrxe_helper_work_cancel(struct work_struct *w)
+{
+	return cancel_work(w);
+}
+
+struct workqueue_struct *rrxe_helper_fault_wq_alloc(void)
+{
+	/*
+	 * Unbound: a fault sleeps for as long as the file system behind the page takes. No
+	 * WQ_MEM_RECLAIM: reclaim never waits for these faults (an invalidation only takes the
+	 * umem mutex, which a fault holds only after its pages are in), so no rescuer is needed.
+	 */
+	return alloc_workqueue("rrxe_fault", WQ_UNBOUND, 0);
+}
+
+void rrxe_helper_wq_destroy(struct workqueue_struct *wq)
+{
+	destroy_workqueue(wq);
+}
+
+bool rrxe_helper_work_queue_on(struct workqueue_struct *wq, struct work_struct *w)
+{
+	return queue_work(wq, w);
+}
+
+bool rrxe_helper_module_tryget(void)
+{
+	return try_module_get(THIS_MODULE);
+}
+
+void rrxe_helper_module_put(void)
+{
+	module_put(THIS_MODULE);
+}
+
+void rrxe_helper_cond_resched(void)
+{
+	cond_resched();
+}
+
+bool rrxe_helper_fatal_signal_pending(void)
+{
+	return fatal_signal_pending(current);
 }
 
 void rrxe_helper_timer_setup(struct timer_list *t, void (*fn)(struct timer_list *))

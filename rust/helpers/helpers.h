@@ -161,6 +161,22 @@ bool rrxe_helper_work_queue_bh_on(unsigned int cpu, struct work_struct *w);
 /* queue_work() on system_dfl_wq (unbound): process context, may sleep */
 bool rrxe_helper_work_queue_unbound(struct work_struct *w);
 bool rrxe_helper_work_cancel_sync(struct work_struct *w);
+/* cancel_work(): true if the work was pending and will not run for that queueing */
+bool rrxe_helper_work_cancel(struct work_struct *w);
+/*
+ * rrxe's own workqueue for work that may block on user space (page faults of on-demand-paging
+ * MRs): allocated at module load, destroyed (drained) at unload.
+ */
+struct workqueue_struct;
+struct workqueue_struct *rrxe_helper_fault_wq_alloc(void);
+void rrxe_helper_wq_destroy(struct workqueue_struct *wq);
+bool rrxe_helper_work_queue_on(struct workqueue_struct *wq, struct work_struct *w);
+/* try_module_get()/module_put() of this module */
+bool rrxe_helper_module_tryget(void);
+void rrxe_helper_module_put(void);
+/* cond_resched() (a macro); fatal_signal_pending(current) (a static inline) */
+void rrxe_helper_cond_resched(void);
+bool rrxe_helper_fatal_signal_pending(void);
 /* a CQ's completion handler, with BHs disabled: softirqs it raises run when it returns */
 struct ib_cq;
 void rrxe_helper_cq_comp_handler(struct ib_cq *cq);

@@ -6,6 +6,7 @@
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
+#include <linux/sched/mm.h>
 #include <rdma/ib_umem_odp.h>
 
 #include "odp.h"
@@ -62,4 +63,59 @@ struct page *rrxe_helper_hmm_pfn_to_page(unsigned long pfn)
 void rrxe_helper_odp_set_dirty(struct page *page)
 {
 	set_page_dirty(compound_head(page));
+}
+
+int rrxe_helper_odp_prefault(struct ib_umem_odp *odp, unsigned long va, unsigned long len,
+			     bool write)
+{
+	struct mm_struct *mm = odp->umem.owning_mm;
+	unsigned long end = va + len;
+	unsigned int flags = write ? FOLL_WRITE : 0;
+	int locked = 1, ret = 0;
+	long n;
+
+	if (!len)
+		return 0;
+	if (!mmget_not_zero(mm))
+		return -EFAULT;
+	if (mmap_read_lock_killable(mm)) {
+		mmput(mm);
+		return -EINTR;
+	}
+	va = ALIGN_DOWN(va, PAGE_SIZE);
+	while (va < end) {
+		/*
+		 * With &locked, a fault that must wait for I/O drops mmap_lock, waits killably and
+		 * retries (FAULT_FLAG_ALLOW_RETRY | FAULT_FLAG_KILLABLE); between pages the walk
+		 * reschedules and stops on a fatal signal.
+		 */
+		if (!locked) {
+			if (mmap_read_lock_killable(mm)) {
+				ret = -EINTR;
+				break;
+			}
+			locked = 1;
+		}
+		n = get_user_pages_remote(mm, va, DIV_ROUND_UP(end - va, PAGE_SIZE), flags, NULL,
+					  &locked);
+		if (n <= 0) {
+			ret = n ? (int)n : -EFAULT;
+			break;
+		}
+		va += n << PAGE_SHIFT;
+	}
+	if (locked)
+		mmap_read_unlock(mm);
+	mmput(mm);
+	return ret;
+}
+
+void rrxe_helper_ib_device_hold(struct ib_device *dev)
+{
+	get_device(&dev->dev);
+}
+
+void rrxe_helper_ib_device_drop(struct ib_device *dev)
+{
+	put_device(&dev->dev);
 }

@@ -31,6 +31,18 @@ struct page *rrxe_helper_hmm_pfn_to_page(unsigned long pfn);
 /* Marks a page written through the kernel mapping dirty (its compound head). */
 void rrxe_helper_odp_set_dirty(struct page *page);
 
+/*
+ * Faults [va, va + len) of the umem's process in the way get_user_pages() does for a caller
+ * that lets it drop mmap_lock: I/O is waited for without mmap_lock held and killably (-EINTR on
+ * a fatal signal of the caller). Nothing is pinned. 0, or a negative errno.
+ */
+int rrxe_helper_odp_prefault(struct ib_umem_odp *odp, unsigned long va, unsigned long len,
+			     bool write);
+/* get_device()/put_device() of the ib_device's struct device: its memory stays until the put. */
+struct ib_device;
+void rrxe_helper_ib_device_hold(struct ib_device *dev);
+void rrxe_helper_ib_device_drop(struct ib_device *dev);
+
 /* HMM pfn flags (enum hmm_pfn_flags: bit positions bindgen may not evaluate). */
 extern const unsigned long RRXE_HMM_PFN_VALID;
 extern const unsigned long RRXE_HMM_PFN_WRITE;

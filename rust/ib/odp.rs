@@ -8,9 +8,11 @@
 //! The data path runs in atomic context and cannot fault, nor take the umem's mutex. It reads
 //! its own page table instead, under a spinlock:
 //!
-//! - a fault ([`UmemOdp::fault`], process context) has the core fault the range in
-//!   (`ib_umem_odp_map_dma_and_lock`, which returns with the umem mutex held and the pages valid
-//!   for the notifier's sequence), copies the pages into the table, and releases the mutex;
+//! - a fault ([`UmemOdp::fault`], process context) first faults the pages in the way
+//!   `get_user_pages` does for a caller that lets it drop the mmap lock (I/O is waited for
+//!   without it, killably), then has the core map the range (`ib_umem_odp_map_dma_and_lock`,
+//!   which returns with the umem mutex held and the pages valid for the notifier's sequence),
+//!   copies the pages into the table, and releases the mutex;
 //! - an invalidation (the notifier, under the umem mutex) clears the table's entries for the
 //!   range, each under the spinlock, before it returns, that is before the pages go;
 //! - an access ([`UmemOdp::read`], [`UmemOdp::write`], [`UmemOdp::atomic_u64`]) holds the
@@ -119,9 +121,13 @@ struct PageTable {
 /// its `private` field is null or points to `table`, which outlives the notifier (the release
 /// removes it first). `table.entries` has one entry per page of `[start, ib_umem_end)`; a
 /// non-zero entry is a page that is mapped at that address for the notifier's current sequence.
+/// `ib` is the umem's device, whose memory a reference taken in [`Self::get`] keeps until the
+/// release is done (a fault may outlive the MR and the device's registration: see
+/// `pipeline/state/odp.rs`).
 pub(crate) struct UmemOdp {
     odp: NonNull<bindings::ib_umem_odp>,
     table: Pin<KBox<PageTable>>,
+    ib: NonNull<bindings::ib_device>,
 }
 
 // SAFETY: The umem is owned by this object and only used through the core's locked calls; the
@@ -263,6 +269,7 @@ impl UmemOdp {
         len: u64,
         access: c_int,
     ) -> Result<Self> {
+        let ib = NonNull::new(dev).ok_or(EINVAL)?;
         let addr = usize::try_from(addr).map_err(|_| EINVAL)?;
         let len = usize::try_from(len).map_err(|_| EINVAL)?;
         // Implicit ODP (the whole address space) is not supported, as in C rxe.
@@ -281,9 +288,15 @@ impl UmemOdp {
         // SAFETY: Valid device, process context of the owner of `addr`; the ops are static.
         let odp = unsafe { bindings::ib_umem_odp_get(dev, addr, len, access, &NOTIFIER_OPS) };
         let odp = NonNull::new(kernel::error::from_err_ptr(odp)?).ok_or(ENOMEM)?;
+        // SAFETY: A registered device: its struct device is live; put in `release` or on drop.
+        unsafe { bindings::rrxe_helper_ib_device_hold(dev) };
         let release = |e: Error| {
-            // SAFETY: `odp` is live and owned by nothing else yet.
-            unsafe { bindings::ib_umem_odp_release(odp.as_ptr()) };
+            // SAFETY: `odp` is live and owned by nothing else yet; the device reference was
+            // taken above.
+            unsafe {
+                bindings::ib_umem_odp_release(odp.as_ptr());
+                bindings::rrxe_helper_ib_device_drop(dev);
+            }
             e
         };
         // Sized by the user: accounted to them, and a failure is theirs to see, not a warning.
@@ -314,7 +327,7 @@ impl UmemOdp {
             (*p).private = core::ptr::from_ref::<PageTable>(&table).cast_mut().cast();
             bindings::rrxe_helper_odp_unlock(p);
         }
-        let this = Self { odp, table };
+        let this = Self { odp, table, ib };
         // A snapshot of what is present already (as C rxe takes at registration).
         this.fault(0, len as u64, false, false)?;
         Ok(this)
@@ -323,7 +336,9 @@ impl UmemOdp {
     /// Makes `[off, off + len)` of the registration present, for writing when `write` (if the
     /// registration is writable), faulting the pages in when `fault` (else only taking note of
     /// those present: `IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT`). At most [`MAX_FAULT_BYTES`]
-    /// are faulted per call. Process context: sleeps.
+    /// are faulted per call. Process context: sleeps, for as long as the file system behind the
+    /// pages takes; `EINTR` if the caller is sent a fatal signal meanwhile (a work item never
+    /// is: see `pipeline/state/odp.rs` for what bounds a fault there).
     pub(crate) fn fault(&self, off: u64, len: u64, write: bool, fault: bool) -> Result {
         let t = &*self.table;
         let off = usize::try_from(off).map_err(|_| EFAULT)?;
@@ -346,6 +361,18 @@ impl UmemOdp {
         } else {
             0
         };
+        if fault {
+            // The pages brought in first, waiting for I/O without the owner's mmap lock and
+            // killably: `hmm_range_fault` below would wait holding it, uninterruptibly, and a
+            // file system that never answers (a stalled FUSE server) would then block the
+            // owner's `munmap` and exit. Only a fatal signal of the caller (`advise_mr`) is
+            // final here; any other failure is the core's to find and report below.
+            // SAFETY: `p` is live; process context, no lock held.
+            let r = unsafe { bindings::rrxe_helper_odp_prefault(p, va, len, write && writable) };
+            if r == EINTR.to_errno() {
+                return Err(EINTR);
+            }
+        }
         // SAFETY: The range is inside the umem; process context. On success the umem mutex is
         // held and the pfns of the range are valid until it is released.
         let n = unsafe {
@@ -447,6 +474,8 @@ impl Drop for UmemOdp {
             (*p).private = core::ptr::null_mut();
             bindings::rrxe_helper_odp_unlock(p);
             bindings::ib_umem_odp_release(p);
+            // The release used the device (its DMA device); now it may go.
+            bindings::rrxe_helper_ib_device_drop(self.ib.as_ptr());
         }
     }
 }

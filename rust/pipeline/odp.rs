@@ -5,7 +5,8 @@
 //! The pipeline runs in atomic context; a page of an on-demand-paging MR that is not present
 //! can only be faulted in from process context. So an access that finds a page missing
 //! (`EAGAIN`: no byte moved) *parks* what it was doing instead of failing it, and asks the QP's
-//! fault work (the unbound workqueue) to fault the range in:
+//! fault job (on rrxe's own workqueue; see `state/odp.rs` for why nothing waits for it) to
+//! fault the range in:
 //!
 //! - the receive side (a request the responder handles, a response the completer handles, a
 //!   READ response being generated) stops taking packets from the inbox; the packet that found
@@ -24,11 +25,6 @@
 pub(crate) use super::state::odp::{
     Access,
     Side, //
-};
-use crate::sync::{
-    ObjRef,
-    Sleeping,
-    WorkTarget, //
 };
 use crate::{
     device::RrxeDevice,
@@ -55,13 +51,5 @@ pub(crate) fn check<T>(
             EFAULT
         }),
         r => r,
-    }
-}
-
-impl WorkTarget<Sleeping> for Qp<RrxeDevice> {
-    /// Faults in what the QP's sides wait for (process context), then runs the QP.
-    fn work_run(qp: ObjRef<Self>) {
-        qp.pipe().odp.fault_in(&qp);
-        super::kick(&qp);
     }
 }

@@ -4,7 +4,8 @@
 //! for timers. On the BH workqueue (`system_bh_wq`: softirq context, soon after it is queued)
 //! it is what a context that may not do the work itself (interrupts disabled, or a run that used
 //! up its budget) hands it to, without waiting a timer tick; on the unbound workqueue it is the
-//! process context for work that sleeps (faulting in user pages).
+//! process context for short work that sleeps (an SRQ's limit event). Work that may wait on user
+//! space for as long as user space likes (page faults) is a [`super::FaultWork`] instead.
 //!
 //! C header: [`include/linux/workqueue.h`](srctree/include/linux/workqueue.h).
 

@@ -22,7 +22,11 @@ use crate::{
         UmemOdp, //
     },
     index::PoolIndex,
-    kernel_ext::random_u8,
+    kernel_ext::{
+        cond_resched,
+        fatal_signal_pending,
+        random_u8, //
+    },
     mm::{
         Fill,
         KernelConsumer,
@@ -51,10 +55,11 @@ enum MrKind {
         umem: Umem,
     },
     /// User memory paged on demand: the data path finds a page absent (`EAGAIN`) until a fault
-    /// in process context ([`RrxeMr::fault`]) brings it in.
+    /// in process context (the QP's fault job: [`RrxeMr::fault_target`]) brings it in.
     OnDemand {
-        /// The registration and the table of its present pages.
-        odp: UmemOdp,
+        /// The registration and the table of its present pages; shared with the faults in
+        /// progress, which may outlive the MR ([`RrxeMr::fault_target`]).
+        odp: Arc<UmemOdp>,
     },
     /// All of kernel virtual memory (virtual DMA); only kernel consumers have one.
     Dma(KernelConsumer),
@@ -197,33 +202,23 @@ impl RrxeMr {
         }
     }
 
-    /// Whether the region is paged on demand: its accesses may fail with `EAGAIN` (a page is
-    /// not present), to be retried after [`Self::fault`].
-    pub(crate) fn is_on_demand(&self) -> bool {
-        matches!(self.kind, MrKind::OnDemand { .. })
-    }
-
-    /// Makes the pages of `[va, va + len)` present (for writing when `write`), at most
-    /// [`crate::ib::MAX_FAULT_BYTES`] of them; a no-op for regions that are not paged on
-    /// demand. Process context: sleeps.
-    pub(crate) fn fault(&self, va: u64, len: u64, write: bool) -> Result {
+    /// What a fault at `va` of a region paged on demand needs, without the MR: the
+    /// registration (shared: the MR may be deregistered while the fault runs), the offset of
+    /// `va` in it, and the bytes from `va` to the region's end (callers ask for what lies ahead
+    /// of an access, not past the end). `None` for other regions and addresses outside. Any
+    /// context.
+    pub(crate) fn fault_target(&self, va: u64) -> Option<(Arc<UmemOdp>, u64, u64)> {
         let MrKind::OnDemand { odp } = &self.kind else {
-            return Ok(());
+            return None;
         };
-        // Not past the region's end (callers ask for what lies ahead of an access).
-        let room = self
-            .iova
-            .checked_add(self.length)
-            .and_then(|end| end.checked_sub(va))
-            .ok_or(EFAULT)?;
-        let len = len.min(room).min(crate::ib::MAX_FAULT_BYTES);
-        let off = self.offset(va, usize::try_from(len).map_err(|_| EFAULT)?)?;
-        odp.fault(off, len, write, true)
+        let off = self.offset(va, 0).ok()?;
+        Some((odp.clone(), off, self.length - off))
     }
 
     /// `ibv_advise_mr` on `[va, va + len)`: `EPERM` to prefetch for writing a region the user
     /// cannot write locally, `EINVAL` for regions that are not paged on demand. Process
-    /// context: sleeps.
+    /// context: sleeps; reschedules between pieces of [`crate::ib::MAX_FAULT_BYTES`] and gives
+    /// up with `EINTR` once the caller is sent a fatal signal (a call may name 4 GiB per range).
     pub(crate) fn prefetch(&self, va: u64, len: u64, advice: Prefetch) -> Result {
         let MrKind::OnDemand { odp } = &self.kind else {
             return Err(EINVAL);
@@ -233,6 +228,9 @@ impl RrxeMr {
         }
         let mut done = 0u64;
         while done < len {
+            if fatal_signal_pending() {
+                return Err(EINTR);
+            }
             let n = (len - done).min(crate::ib::MAX_FAULT_BYTES);
             let at = va.checked_add(done).ok_or(EFAULT)?;
             let off = self.offset(at, usize::try_from(n).map_err(|_| EFAULT)?)?;
@@ -243,6 +241,7 @@ impl RrxeMr {
                 advice != Prefetch::NoFault,
             )?;
             done += n;
+            cond_resched();
         }
         Ok(())
     }
@@ -352,6 +351,7 @@ impl RrxeMr {
         check_persistence(access)?;
         let len = odp.len();
         iova.checked_add(len).ok_or(EINVAL)?;
+        let odp = Arc::new(odp, GFP_KERNEL_ACCOUNT)?;
         Self::new(dev, MrKind::OnDemand { odp }, access, iova, len)
     }
 

@@ -36,14 +36,14 @@ done
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
 	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_attack uverbs_fuzz verbs_ops \
 	pingpong rdma_cm perftest netns hostile_packets packet_fuzz nvmeof nfs_rdma smb_direct \
-	multicast kverbs busy_rmmod teardown_races pyverbs pma_counters mad link_type_rxe odp"
+	multicast kverbs busy_rmmod teardown_races pyverbs pma_counters mad link_type_rxe odp odp_stall"
 # By value: kernel consumers (lockdep over the completion context; NFS over RDMA, a real ULP
 # across the veth, whose fio verification failed once on the debug kernel; NVMe-oF, FRWR and
 # SEND with invalidate from both kernel ULPs), teardown under traffic, on-demand paging,
 # hostile user rings, every operation, hostile packets, the data path, then the verbs objects,
 # perftest, link handling and KUnit (pure logic, the fast kernel covers most of it).
 # smb_direct is not here: it skips on Debian 12.
-DEBUG="kverbs nfs_rdma nvmeof busy_rmmod odp teardown_races rmmod netdev_unregister \
+DEBUG="kverbs nfs_rdma nvmeof busy_rmmod odp odp_stall teardown_races rmmod netdev_unregister \
 	verbs_hostile verbs_attack uverbs_fuzz verbs_ops hostile_packets packet_fuzz pingpong rdma_cm \
 	verbs_qp verbs_objs verbs_cq perftest link_add_del one_per_netdev rxe_refusal mad kunit"
 # The oracle subset (the C rdma_rxe, under a budget in make check; make check-full runs FULL):
@@ -57,6 +57,7 @@ declare -A EST=(
 	[packet_fuzz]=60 [pingpong]=65 [rdma_cm]=35 [verbs_qp]=25 [verbs_objs]=35 [verbs_cq]=20
 	[perftest]=120 [link_add_del]=20 [one_per_netdev]=15 [rxe_refusal]=20 [kunit]=30
 	[pyverbs]=120 [pma_counters]=30 [mad]=180 [link_type_rxe]=20 [odp]=90 [nfs_rdma]=220 [nvmeof]=120
+	[odp_stall]=50
 )
 EST_DEFAULT=120
 if [ "$SUBSET" = debug ]; then
