@@ -356,7 +356,8 @@ mod tests {
         assert_eq!(open(&pipe), (true, true));
         // A WQE in flight, then ERR: a pass holding an RTS snapshot finds both sides closed,
         // the window empty.
-        assert!(pipe.send.lock().push(Track::new(1, WrOpcode::Send, true, Psn::new(0), 8)));
+        let t = Track::new(1, WrOpcode::Send, true, Psn::new(0), 8);
+        assert!(pipe.send.lock().push(t));
         pipe.transition(QpState::Rts, QpState::Err, &a);
         assert_eq!(open(&pipe), (false, false));
         assert_eq!(pipe.send.lock().count, 0);

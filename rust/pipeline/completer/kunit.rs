@@ -21,6 +21,11 @@ mod tests {
         },
     };
 
+    /// The pipeline state of a connected QP with a 16-slot send queue.
+    fn small_pipe() -> Pin<KBox<QpPipe>> {
+        KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap()
+    }
+
     /// An ACK of `psn`, which must lie in `st`'s send window.
     fn acked(st: &SendState, psn: u32) -> AckedThrough {
         window_of(st)
@@ -63,8 +68,7 @@ mod tests {
 
     #[test]
     fn a_late_ack_of_the_first_transmission_finishes_the_wqe_being_sent_again() {
-        let pipe =
-            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
+        let pipe = small_pipe();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(100));
         // Sent whole (PSNs 100..=163), then the timer: it goes again, 16 packets are out.
@@ -94,8 +98,7 @@ mod tests {
 
     #[test]
     fn a_late_ack_before_the_wqes_are_started_again_finishes_them_when_they_are() {
-        let pipe =
-            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
+        let pipe = small_pipe();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(100));
         // Two SENDs (100..=163, 164..=227) sent whole, then the timer: nothing is tracked.
@@ -119,8 +122,7 @@ mod tests {
 
     #[test]
     fn a_late_ack_inside_the_wqe_being_sent_again_moves_no_further_than_sent() {
-        let pipe =
-            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
+        let pipe = small_pipe();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(0xff_fff0));
         sending(&mut st, Psn::new(0xff_fff0), 64, 64);
@@ -136,8 +138,7 @@ mod tests {
 
     #[test]
     fn a_nak_fails_only_the_request_it_names() {
-        let pipe =
-            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
+        let pipe = small_pipe();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(200));
         let err = WcStatus::RemAccessErr;
@@ -154,8 +155,7 @@ mod tests {
 
     #[test]
     fn an_answer_for_a_psn_never_sent_acknowledges_nothing() {
-        let pipe =
-            KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap();
+        let pipe = small_pipe();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(100));
         // One SEND (100..=103), sent and acknowledged: nothing is outstanding.
