@@ -38,33 +38,11 @@ static struct ibv_qp *forged_qp(struct ibv_cq *c)
 	return ibv_create_qp(pd, &ia);
 }
 
-/* RESET to RTS towards `dest`, receiving from `rq_psn` and sending from `sq_psn`. */
+/* RESET to RTS towards `dest` on this device, receiving from `rq_psn`, sending from `sq_psn`. */
 static int forged_connect(struct ibv_qp *qp, uint32_t dest, uint32_t rq_psn, uint32_t sq_psn,
 			  uint8_t retry_cnt)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = RC_QP_ACCESS };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					  IBV_QP_ACCESS_FLAGS))
-		return -1;
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-				  .dest_qp_num = dest, .rq_psn = rq_psn,
-				  .max_dest_rd_atomic = 4, .min_rnr_timer = 1 };
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					  IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = sq_psn, .timeout = 14,
-				  .retry_cnt = retry_cnt, .rnr_retry = 7, .max_rd_atomic = 4 };
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					 IBV_QP_MAX_QP_RD_ATOMIC);
+	return rc_connect_psn(qp, dest, &gid, gid_index, 4, rq_psn, sq_psn, retry_cnt);
 }
 
 /* A hardware counter of the device, or -1. */

@@ -28,11 +28,13 @@
 	 ACCESS_FLUSH_GLOBAL)
 
 /*
- * Takes `qp` through RESET, INIT, RTR and RTS towards QP `dest_qpn` at `dgid` (PSNs 0, MTU
- * 1024, four READ/atomic credits out, `dest_rd_atomic` responder resources, seven retries).
+ * Takes `qp` through RESET, INIT, RTR and RTS towards QP `dest_qpn` at `dgid`, receiving from
+ * PSN `rq_psn` and sending from `sq_psn` (MTU 1024, four READ/atomic credits out,
+ * `dest_rd_atomic` responder resources, `retry_cnt` transport retries).
  */
-static inline int rc_connect_rd(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
-				int sgid_index, uint8_t dest_rd_atomic)
+static inline int rc_connect_psn(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
+				 int sgid_index, uint8_t dest_rd_atomic, uint32_t rq_psn,
+				 uint32_t sq_psn, uint8_t retry_cnt)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 
@@ -48,6 +50,7 @@ static inline int rc_connect_rd(struct ibv_qp *qp, uint32_t dest_qpn, const unio
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = dest_qpn;
+	a.rq_psn = rq_psn;
 	a.max_dest_rd_atomic = dest_rd_atomic;
 	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
@@ -61,13 +64,21 @@ static inline int rc_connect_rd(struct ibv_qp *qp, uint32_t dest_qpn, const unio
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
 	a.timeout = 14;
-	a.retry_cnt = 7;
+	a.retry_cnt = retry_cnt;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 					 IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* rc_connect_psn() with PSNs 0 and seven retries. */
+static inline int rc_connect_rd(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
+				int sgid_index, uint8_t dest_rd_atomic)
+{
+	return rc_connect_psn(qp, dest_qpn, dgid, sgid_index, dest_rd_atomic, 0, 0, 7);
 }
 
 /* rc_connect_rd() with four responder resources. */
