@@ -7,6 +7,7 @@
 # lifetimes, QPs in a ring, and answers forged into a victim's connection at a PSN it never sent
 # (a READ response, an atomic ACK, an ACK: the victim's SENDs must still reach its peer).
 # VERBS_ATTACK (environment) names the subtests to run, e.g. "query_qp_alt"; default all.
+# ERR_ROUNDS (environment) sets err_race's rounds (default 40, random seed when set: make soak).
 . "$(dirname "$0")/lib.sh"
 trap cleanup_driver EXIT
 need_bin verbs_attack
