@@ -79,6 +79,11 @@ CMP_SWAP, FETCH_ADD, SEND_LAST_INV, SEND_ONLY_INV, FLUSH, ATOMIC_WRITE = (
 UC = 0x20
 UD_SEND, UD_SEND_IMM = 0x64, 0x65
 RESPONSES = (RR_FIRST, RR_MIDDLE, RR_LAST, RR_ONLY, ACK, ATOMIC_ACK)
+# Where the payload of the first packet of a SEND or WRITE starts (BTH, then ImmDt or RETH),
+# which carries the victim's stamp (fuzz_victim.c).
+STAMP_OFFSET = {SEND_FIRST: 12, SEND_ONLY: 12, SEND_ONLY_IMM: 16, WRITE_FIRST: 28,
+                WRITE_ONLY: 28, WRITE_ONLY_IMM: 32}
+STAMP_MAGIC = 0x5374
 # Request opcodes that continue a message (the rest start one, or are one).
 CONTINUES = {SEND_MIDDLE, SEND_LAST, SEND_LAST_IMM, SEND_LAST_INV, WRITE_MIDDLE, WRITE_LAST,
              WRITE_LAST_IMM}
@@ -266,6 +271,8 @@ class Fuzzer:
         self.spoofed = 0
         self.sync_wait = None
         self.resyncs = collections.Counter()
+        # The oracle's half: the stamps of the victim's RC SENDs and WRITEs seen on the wire.
+        self.stamps = set()
         self.payload_pool = os.urandom(4096) if state is None else bytes(range(256)) * 16
         if state is not None:
             self.apply_state(state)
@@ -364,6 +371,7 @@ class Fuzzer:
             return
         # A request of the victim's requester, to be answered.
         self.seen["request"] += 1
+        self.note_stamp(op, d)
         length = len(d) - 16
         if op in (READ_REQ, WRITE_FIRST, WRITE_ONLY, WRITE_ONLY_IMM, ATOMIC_WRITE) and \
                 len(d) >= 32:
@@ -376,9 +384,27 @@ class Fuzzer:
         if ahead(end, self.v_sq_psn):
             self.v_sq_psn = end
 
+    def note_stamp(self, op, d):
+        """Records the stamp a SEND or WRITE of the victim starts with (fuzz_victim.c)."""
+        off = STAMP_OFFSET.get(op)
+        if off is None or len(d) < off + 8 + 4:
+            return
+        stamp = int.from_bytes(d[off:off + 8], "big")
+        if stamp >> 48 == STAMP_MAGIC:
+            self.stamps.add(stamp)
+
     def poll(self):
         if self.sniffer:
             self.sniffer.poll(self)
+
+    def drain(self, seconds):
+        """Reads what the victim sends for `seconds` (it keeps retransmitting: no end)."""
+        if not self.sniffer:
+            return
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.sniffer.poll(self)
+            time.sleep(0.01)
 
     # --- sending ------------------------------------------------------------------------
 
@@ -1362,6 +1388,7 @@ def main():
     ap.add_argument("--max-seconds", type=float, default=150)
     ap.add_argument("--spoof", default="192.168.81.3,192.168.81.77,192.168.81.254")
     ap.add_argument("--selftest", action="store_true")
+    ap.add_argument("--stamps", help="write the stamps of the victim's SENDs and WRITEs seen")
     a = ap.parse_args()
     if a.selftest:
         # "--selftest [COUNT] [SEED]": the positional arguments shift by one.
@@ -1376,10 +1403,13 @@ def main():
     sniffer = Sniffer(st["peer_ip"])
     fz = Fuzzer(a.state, rnd, wire, sniffer, a.spoof.split(","))
     fz.run(a.count, a.max_seconds)
-    # The victim's last answers, for the counts.
-    time.sleep(0.2)
-    fz.poll()
+    # The victim's last packets: for the counts, and every request an answer may have covered.
+    fz.drain(1.0)
     fz.report()
+    if a.stamps:
+        with open(a.stamps, "w") as f:
+            f.writelines("%016x\n" % s for s in sorted(fz.stamps))
+        print("# %d stamped SENDs and WRITEs of the victim seen on the wire" % len(fz.stamps))
 
 
 if __name__ == "__main__":

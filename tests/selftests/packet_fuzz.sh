@@ -16,9 +16,11 @@
 #
 # Then: the kernel must be clean (vm-run checks the log); the victim must have received SENDs
 # on its RC, UC and UD QPs and had requests answered (the fuzzer reached the transport); every
-# work request it posted must have completed, if only flushed; it must tear down cleanly; the
-# address check must have dropped the packets from other addresses; and a data-checked
-# ibv_rc_pingpong on the device must pass. The victim's counters and the device's counters
+# work request it posted must have completed, if only flushed; every RC SEND and WRITE it saw
+# complete with success must have gone on the wire (the oracle: the victim stamps them, the
+# fuzzer lists the stamps it saw; a forged answer must never complete a WQE not sent); it must
+# tear down cleanly; the address check must have dropped the packets from other addresses; and
+# a data-checked ibv_rc_pingpong on the device must pass. The victim's counters and the device's counters
 # that moved are printed as diagnostics.
 #
 # rrxe only. The C rxe (the oracle) has known bugs with hostile packets on live QPs, fixed over
@@ -73,7 +75,7 @@ counters() {
 counters >"$dir/before"
 
 timeout $((secs + 300)) "$BIN/fuzz_victim" -d "$DEV" -g "$gidx" -a $PEER -o "$dir/state" \
-	-s "$seed" -t $((secs + 240)) >"$dir/victim" 2>&1 &
+	-s "$seed" -t $((secs + 240)) -c "$dir/stamps_ok" >"$dir/victim" 2>&1 &
 vic=$!
 # It writes the state file, then says it is ready.
 ready() { grep -q '^# victim ready' "$dir/victim" || ! kill -0 "$vic" 2>/dev/null; }
@@ -84,7 +86,8 @@ if ! grep '^# victim ready' "$dir/victim"; then
 fi
 
 ip netns exec "$ns" timeout $((secs + 60)) python3 "$(dirname "$0")/packet_fuzz.py" \
-	"$dir/state" "$count" "$seed" --max-seconds "$secs" >"$dir/fuzzer" 2>&1
+	"$dir/state" "$count" "$seed" --max-seconds "$secs" --stamps "$dir/stamps_seen" \
+	>"$dir/fuzzer" 2>&1
 frc=$?
 sed 's/^\([^#]\)/# \1/' "$dir/fuzzer"
 [ $frc -eq 0 ] || fail "the fuzzer failed (exit $frc)"
@@ -117,6 +120,18 @@ for k in rc_recv_ok uc_recv_ok ud_recv_ok rc_send_ok; do
 	v=$(total $k)
 	[ "${v:-0}" -gt 0 ] || failed+=("the fuzzer never got through to the victim ($k=${v:-none})")
 done
+# The oracle: a success completion is a promise that the data went out. Every RC SEND and WRITE
+# the victim saw complete with success (its stamp) must have been on the wire, whatever the
+# fuzzer answered (forged ACKs, READ responses and atomic ACKs at PSNs never sent included).
+if [ -f "$dir/stamps_ok" ] && [ -f "$dir/stamps_seen" ]; then
+	judged=$(wc -l <"$dir/stamps_ok")
+	lies=$(sort -u "$dir/stamps_ok" | comm -23 - <(sort -u "$dir/stamps_seen") | wc -l)
+	diag "oracle: $judged success completions of RC SENDs and WRITEs judged, $lies never on the wire"
+	[ "$lies" -eq 0 ] ||
+		failed+=("$lies of $judged RC SENDs and WRITEs completed with success but never went on the wire")
+else
+	failed+=("the oracle's stamp files are missing")
+fi
 lost=$(total lost_wrs)
 [ "${lost:-0}" -eq 0 ] ||
 	failed+=("$lost work requests of the victim never completed, not even flushed")

@@ -19,8 +19,14 @@
  * prints its counters as "# victim ..." lines, a "# victim totals:" line of KEY=VALUE pairs,
  * destroys everything, and exits 0 unless setting up or tearing down failed.
  *
+ * The oracle's half (-c STAMPS_FILE): every RC SEND and RDMA WRITE of 8 bytes or more carries
+ * a stamp in its first 8 bytes (STAMP_MAGIC, the QP's generation, the work request's
+ * sequence number); the stamps of those that completed with success are written to
+ * STAMPS_FILE, one per line in hex. The fuzzer lists the stamps it saw on the wire: a success
+ * completion whose stamp never went on the wire is a completion that lied (packet_fuzz.sh).
+ *
  *   fuzz_victim -d DEVICE -g GID_INDEX -a PEER_IPV4 -o STATE_FILE [-q PEER_QPN] [-s SEED]
- *               [-t SECONDS]
+ *               [-t SECONDS] [-c STAMPS_FILE]
  */
 #include <arpa/inet.h>
 #include <signal.h>
@@ -110,6 +116,33 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* The oracle's stamps (see the top): magic, generation (16 bits), sequence number. */
+#define STAMP_MAGIC 0x5374ull
+static uint64_t stamped[64]; /* by sequence number modulo 64: at most RC_MAX_OUT out */
+static uint64_t *stamps_ok;
+static size_t n_stamps_ok, cap_stamps_ok;
+static const char *stamps_path;
+
+static uint64_t stamp_of(uint32_t gen, uint32_t seq)
+{
+	return STAMP_MAGIC << 48 | (uint64_t)(gen & 0xffff) << 32 | seq;
+}
+
+/* A stamped work request of the current generation completed with success. */
+static void stamp_ok(uint64_t stamp)
+{
+	if (n_stamps_ok == cap_stamps_ok) {
+		size_t cap = cap_stamps_ok ? 2 * cap_stamps_ok : 1024;
+		uint64_t *p = realloc(stamps_ok, cap * sizeof(*p));
+
+		if (!p)
+			return;
+		stamps_ok = p;
+		cap_stamps_ok = cap;
+	}
+	stamps_ok[n_stamps_ok++] = stamp;
 }
 
 static uint64_t wrid(int kind, int qi, uint32_t low)
@@ -392,6 +425,11 @@ static void on_wc(const struct ibv_wc *wc)
 		v->outstanding--;
 		if (wc->status == IBV_WC_SUCCESS)
 			v->last_progress = now_ms();
+		if (qi == Q_RC && stamped[low % 64] == stamp_of(gen, low)) {
+			stamped[low % 64] = 0;
+			if (wc->status == IBV_WC_SUCCESS)
+				stamp_ok(stamp_of(gen, low));
+		}
 		break;
 	case K_BIND:
 		v->outstanding--;
@@ -486,6 +524,16 @@ static void post_request(int qi)
 	}
 	if (!sge.length)
 		wr.num_sge = 0;
+	stamped[(uint32_t)wr.wr_id % 64] = 0;
+	if (qi == Q_RC && sge.length >= 8 &&
+	    (wr.opcode == IBV_WR_SEND || wr.opcode == IBV_WR_SEND_WITH_IMM ||
+	     wr.opcode == IBV_WR_RDMA_WRITE || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)) {
+		uint64_t stamp = stamp_of(v->gen, (uint32_t)wr.wr_id);
+
+		for (int i = 0; i < 8; i++)
+			buf[i] = (uint8_t)(stamp >> (56 - 8 * i));
+		stamped[(uint32_t)wr.wr_id % 64] = stamp;
+	}
 	r = ibv_post_send(v->qp, &wr, &bad);
 posted:
 	if (r) {
@@ -680,7 +728,7 @@ int main(int argc, char **argv)
 	int opt, seconds = 600;
 	uint32_t seed = 1;
 
-	while ((opt = getopt(argc, argv, "d:g:a:o:q:s:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:a:o:q:s:t:c:")) != -1) {
 		switch (opt) {
 		case 'd': dev = optarg; break;
 		case 'g': gid_idx = atoi(optarg); break;
@@ -689,6 +737,7 @@ int main(int argc, char **argv)
 		case 'q': peer_qpn = strtoul(optarg, NULL, 0) & 0xfffffe; break;
 		case 's': seed = strtoul(optarg, NULL, 0); break;
 		case 't': seconds = atoi(optarg); break;
+		case 'c': stamps_path = optarg; break;
 		default: return 2;
 		}
 	}
@@ -696,7 +745,7 @@ int main(int argc, char **argv)
 	if (!dev || !state_path || !peer_ip ||
 	    inet_pton(AF_INET, peer_ip, &peer_gid.raw[12]) != 1) {
 		fprintf(stderr, "usage: %s -d DEVICE -g GID_INDEX -a PEER_IPV4 -o STATE_FILE "
-				"[-q PEER_QPN] [-s SEED] [-t SECONDS]\n", argv[0]);
+				"[-q PEER_QPN] [-s SEED] [-t SECONDS] [-c STAMPS_FILE]\n", argv[0]);
 		return 2;
 	}
 	rng ^= (uint64_t)seed * 0x2545f4914f6cdd1dull;
@@ -754,5 +803,13 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NQ; i++)
 		settle(i);
 	report();
+	if (stamps_path) {
+		FILE *f = fopen(stamps_path, "w");
+
+		for (size_t i = 0; f && i < n_stamps_ok; i++)
+			fprintf(f, "%016llx\n", (unsigned long long)stamps_ok[i]);
+		CHECK(f && !fclose(f), "%zu stamps of successful SENDs and WRITEs written",
+		      n_stamps_ok);
+	}
 	return teardown() || failures ? 1 : 0;
 }
