@@ -5,14 +5,11 @@
 //! (go-back-N on NAK, timeout or implicit NAK; RNR waits) and writes the completions.
 
 use super::{
-    mem,
-    odp::Side,
     requester::rewind,
     state::{
         SendState,
         SendWait,
-        Snapshot,
-        Track, //
+        Snapshot, //
     },
 };
 use crate::sync::ObjRef;
@@ -46,7 +43,6 @@ use crate::{
             AckDecision, //
         },
         window::{
-            self,
             AckedThrough,
             AnswerPsn,
             Outstanding,
@@ -227,7 +223,7 @@ fn window_of(st: &SendState) -> SendWindow {
 }
 
 /// Handles a response packet for `qp`'s requests: an ACK or NAK ([`on_ack`]), or a READ
-/// response or atomic ACK ([`on_answer`]). A UC QP gets none. Every answer is classified
+/// response or atomic ACK ([`answer::on_answer`]). A UC QP gets none. Every answer is classified
 /// against the send window before it changes anything: one for a PSN never sent (forged, or
 /// from a broken peer) or already acknowledged is dropped and counted.
 pub(crate) fn on_response(
@@ -251,7 +247,9 @@ pub(crate) fn on_response(
     };
     match h.info.kind {
         OpKind::Ack => on_ack(qp, st, h, psn),
-        OpKind::ReadResponse | OpKind::AtomicAck => on_answer(qp, snap, st, h, psn, payload),
+        OpKind::ReadResponse | OpKind::AtomicAck => {
+            answer::on_answer(qp, snap, st, h, psn, payload)
+        }
         _ => CompOutcome::drop(DropReason::OpcodeForQpType),
     }
 }
@@ -319,144 +317,6 @@ fn on_ack(
         AckDecision::Ignore => out.dropped = Some(DropReason::Malformed),
     }
     out
-}
-
-/// The READ or atomic a response at `psn` answers, if it is of the response's kind (`is_read`:
-/// a READ response) and no READ or atomic before it is unanswered: its index. Looked up before
-/// the response acknowledges anything: a response that answers nothing tracked (forged, or
-/// from before a rewind) changes nothing.
-fn answered_wqe(st: &mut SendState, psn: Psn, is_read: bool) -> Option<usize> {
-    let first = st.oldest_unfinished()?;
-    (first..st.count).find_map(|i| {
-        let t = *st.entry(i)?;
-        if t.done.is_some() || !t.wants_response() {
-            return None;
-        }
-        // The first unanswered READ or atomic decides: a response for a later one is not
-        // for anything the completer can take now.
-        let inside = psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn);
-        let kind = t.opcode.answered_by_read_response() == is_read;
-        Some((inside && kind).then_some(i))
-    })?
-}
-
-/// A READ response or atomic ACK: it must answer the oldest unanswered READ or atomic, by
-/// kind and PSN ([`answered_wqe`]); then it acknowledges everything before that one, must be
-/// its next response in PSN order (one from further on means some were lost: the READ is asked
-/// for again, once per gap), and must fit its place in the READ (one MTU until the last, the
-/// last carrying the rest; [`window::read_response_fits`]). Its data (the original value for
-/// an atomic) goes into the local buffers the request's sink copied. The last response
-/// completes the WQE and frees its read credit.
-fn on_answer(
-    qp: &Qp<RrxeDevice>,
-    snap: &Snapshot,
-    mut st: SendGuard<'_>,
-    h: &ParsedHeaders,
-    psn: Outstanding,
-    payload: &[u8],
-) -> CompOutcome {
-    let mut out = CompOutcome::default();
-    let is_read = h.info.kind == OpKind::ReadResponse;
-    if answered_wqe(&mut st, psn.psn(), is_read).is_none() {
-        return CompOutcome::drop(DropReason::StaleResponse);
-    }
-    // Everything before the READ/atomic it answers is implicitly acknowledged.
-    ack_up_to(&mut st, psn.acks_before());
-    let Some((i, t)) = answered(qp, &mut st, psn.psn(), &mut out) else {
-        return out;
-    };
-    // FLUSH and ATOMIC WRITE are answered by one zero-length READ RESPONSE ONLY.
-    let is_data = t.opcode == WrOpcode::RdmaRead;
-    if is_read && !is_data && !(payload.is_empty() && h.info.position.ends_message()) {
-        return CompOutcome::drop(DropReason::LengthError);
-    }
-    let index = psn.psn().distance_from(t.first_psn);
-    let ends = h.info.position.ends_message();
-    if is_data && !window::read_response_fits(t.length, snap.mtu, index, ends, payload.len()) {
-        return CompOutcome::drop(DropReason::ResponseLength);
-    }
-    let orig;
-    let data: &[u8] = if is_read {
-        payload
-    } else {
-        let Some(a) = h.headers.atomic_ack_eth else {
-            return CompOutcome::drop(DropReason::Malformed);
-        };
-        orig = a.orig.to_ne_bytes();
-        &orig
-    };
-    let offset = index.saturating_mul(snap.mtu);
-    let delivered = if is_read && !is_data {
-        Ok(())
-    } else {
-        deliver_local(qp, snap, &mut st, i, offset, data)
-    };
-    let status = match delivered {
-        Ok(()) => WcStatus::Success,
-        // A local page is being faulted in: the response is handled again after.
-        Err(e) if e == EAGAIN => return out,
-        Err(_) => WcStatus::LocProtErr,
-    };
-    st.comp_psn = psn.psn().next();
-    progress(&mut st);
-    let last = !is_read || ends;
-    if last || status != WcStatus::Success {
-        if let Some(e) = st.entry(i) {
-            e.done = Some(status);
-        }
-        if st.rd_outstanding > 0 {
-            st.rd_outstanding -= 1;
-            st.sinks.retire_oldest();
-        }
-        out.fatal = status != WcStatus::Success;
-    }
-    out
-}
-
-/// The oldest unanswered READ or atomic (its index and entry) when `psn` is its next response.
-/// Otherwise the packet is dropped; one from further into its range means responses were lost,
-/// and the READ is asked for again, once for this gap (the responses still coming behind it
-/// are dropped; the timer covers a lost retry).
-fn answered(
-    qp: &Qp<RrxeDevice>,
-    st: &mut SendState,
-    psn: Psn,
-    out: &mut CompOutcome,
-) -> Option<(usize, Track)> {
-    let found = st.oldest_unfinished().and_then(|i| {
-        let t = *st.entry(i)?;
-        t.wants_response().then_some((i, t))
-    });
-    let Some((i, t)) = found else {
-        out.dropped = Some(DropReason::StaleResponse);
-        return None;
-    };
-    let in_range = psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn);
-    if in_range && psn == st.comp_psn {
-        return Some((i, t));
-    }
-    let ahead = in_range && cmp_psn(psn, st.comp_psn) == Ordering::Greater;
-    if ahead && st.asked_again != Some(st.comp_psn) {
-        st.asked_again = Some(st.comp_psn);
-        out.fatal = retry(qp, st, RetryCause::Response);
-    } else {
-        out.dropped = Some(DropReason::StaleResponse);
-    }
-    None
-}
-
-/// Writes response data into the local buffers of entry `i` at message byte `offset`: the
-/// copy its sink took when the request started, never the ring.
-fn deliver_local(
-    qp: &Qp<RrxeDevice>,
-    snap: &Snapshot,
-    st: &mut SendState,
-    i: usize,
-    offset: u32,
-    data: &[u8],
-) -> Result {
-    let sink = st.entry(i).and_then(|t| t.sink).ok_or(EINVAL)?;
-    mem::scatter(qp, Side::Recv, snap, st.sinks.get(sink), offset, data)
 }
 
 /// Looks at an expired timer: resumes after an RNR delay, or retransmits when nothing was
@@ -558,4 +418,5 @@ pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> Retired {
     }
 }
 
+mod answer;
 mod kunit;
