@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! An RC or UC request, checked and executed by named stages in the order of the IBA's
-//! responder rules, as C rxe's responder states are: the PSN ([`Request::check_psn`]), the
-//! opcode sequence ([`Request::check_op_seq`]), the length ([`Request::check_length`]), then
-//! the operation (SEND, WRITE, READ here; atomics, ATOMIC WRITE and FLUSH in [`super::atomic`];
-//! keys, rights and bounds are checked as each one resolves its target) and last the
-//! responder's state moved past the packet ([`Request::commit`]).
+//! responder rules, as C rxe's responder states are: the QP still open (under the lock, not by
+//! the pass's snapshot), the PSN ([`Request::check_psn`]), the opcode sequence, the resources,
+//! the length ([`Request::check_length`]), then the operation (SEND, WRITE, READ here; atomics,
+//! ATOMIC WRITE and FLUSH in [`super::atomic`]; keys, rights and bounds as each resolves its
+//! target) and last the responder's state moved past the packet ([`Request::commit`]).
 //!
 //! Every stage takes the locked responder state and either hands it on or ends the request: a
 //! stage that answers the packet (a NAK, a duplicate's reply) releases the lock before it sends.
@@ -94,7 +94,6 @@ impl<'a> Request<'a> {
 
     fn stages(&self, out: &mut Outbox) -> Stage<'a, ()> {
         let st = self.qp.pipe().recv.lock();
-        // The snapshot may be older than a move to ERR: the state under this lock decides.
         if !st.open {
             return Err(Stop::Dropped(DropReason::QpState));
         }
@@ -291,8 +290,7 @@ impl<'a> Request<'a> {
         match mem::scatter(qp, Side::Recv, snap, &st.sges, offset, payload) {
             Ok(()) => {}
             Err(e) if e == EAGAIN => {
-                // A page is being faulted in: the packet waits and is handled again, with the
-                // receive WQE it started handed back (nothing moved).
+                // A page is being faulted in: handled again later, its receive WQE handed back.
                 if starts {
                     st.direct_recv = st.recv.take().map(|r| TakenRecv::Wqe(r.wr_id, r.length));
                 }
