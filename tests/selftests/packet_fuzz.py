@@ -1038,6 +1038,9 @@ class Fuzzer:
         if where == "latest":
             psn = padd(self.v_sq_psn, -1)
         elif where == "future":
+            # Read what the victim sent first: a PSN it sent and the fuzzer has not read yet
+            # is acknowledged blindly, and the oracle must see that packet (it is on the wire).
+            self.poll()
             psn = padd(self.v_sq_psn, r.choice([0, 1, 5, 1000]))
         elif where == "old":
             psn = padd(v.psn, -r.choice([1, 100, HALF - 1]))
@@ -1404,7 +1407,7 @@ def main():
     fz = Fuzzer(a.state, rnd, wire, sniffer, a.spoof.split(","))
     fz.run(a.count, a.max_seconds)
     # The victim's last packets: for the counts, and every request an answer may have covered.
-    fz.drain(1.0)
+    fz.drain(2.0)
     fz.report()
     if a.stamps:
         with open(a.stamps, "w") as f:
