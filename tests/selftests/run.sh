@@ -64,7 +64,7 @@ if [ "$SUBSET" = debug ]; then
 	# Every operation once, not the sweeps: the debug kernel under TCG is 10-70x slower.
 	export PERFTEST_QUICK=1 HOSTILE_COUNT=1000 FUZZ_SECONDS=30 PFUZZ_COUNT=1000 TEARDOWN_ROUNDS=1 \
 		NETNS_LONG_MB=2 NFS_RDMA_VERS=4.1 NFS_RDMA_MB=2 NFS_RDMA_FIO=2M \
-		NVMEOF_SIZE=4M ODP_RACE_ROUNDS=30 PFUZZ_ORACLE_STRICT=0
+		NVMEOF_SIZE=4M ODP_RACE_ROUNDS=30
 fi
 if [ $# -gt 0 ]; then
 	TESTS="$*"
