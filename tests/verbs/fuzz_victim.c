@@ -53,11 +53,15 @@
 #define RECV_LEN 4096
 #define UD_RECV_LEN (40 + MTU)
 #define UD_QKEY 0x11111111u
-/* The local region: the receive buffers of the three QPs, then the request buffers. */
+/*
+ * The local region: the receive buffers of the three QPs, then the request buffers, REQ_SLOTS
+ * for each of the RC and UC QPs (more than either keeps outstanding: a request's buffer is
+ * never rewritten before it completes, so what goes on the wire is what was posted).
+ */
 #define REQ_OFF (3 * RQ_DEPTH * RECV_LEN)
 #define REQ_SLOTS 8
 #define REQ_SLOT 8192
-#define LOCAL_LEN (REQ_OFF + REQ_SLOTS * REQ_SLOT)
+#define LOCAL_LEN (REQ_OFF + 2 * REQ_SLOTS * REQ_SLOT)
 /* What the victim's own requests address at the (fictitious) peer. */
 #define PEER_VA 0x7f0000001000ull
 #define PEER_RKEY 0x00c0ffeeu
@@ -454,7 +458,7 @@ static const uint32_t read_lens[] = { 0, 1, 8, MTU - 1, MTU, MTU + 1, 4 * MTU };
 static void post_request(int qi)
 {
 	struct vqp *v = &q[qi];
-	uint8_t *buf = local + REQ_OFF + (size_t)(v->seq % REQ_SLOTS) * REQ_SLOT;
+	uint8_t *buf = local + REQ_OFF + (size_t)(qi * REQ_SLOTS + v->seq % REQ_SLOTS) * REQ_SLOT;
 	struct ibv_sge sge = { .addr = (uintptr_t)buf, .lkey = local_mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
