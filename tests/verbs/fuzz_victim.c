@@ -25,8 +25,14 @@
  * STAMPS_FILE, one per line in hex. The fuzzer lists the stamps it saw on the wire: a success
  * completion whose stamp never went on the wire is a completion that lied (packet_fuzz.sh).
  *
+ * The reference model's half (-l LOG_FILE): every connection, send work request posted, move
+ * to ERR of its own and completion of the RC and UC QPs, with CLOCK_MONOTONIC times and what
+ * the completion delivered (the data a READ or a receive wrote, as FNV-1a hashes of each
+ * MTU-sized chunk; an atomic's original value). rrxe-oracle (rust/proto/model) judges it
+ * against the fuzzer's trace of the packets both ways (Documentation/testing.rst).
+ *
  *   fuzz_victim -d DEVICE -g GID_INDEX -a PEER_IPV4 -o STATE_FILE [-q PEER_QPN] [-s SEED]
- *               [-t SECONDS] [-c STAMPS_FILE]
+ *               [-t SECONDS] [-c STAMPS_FILE] [-l LOG_FILE]
  */
 #include <arpa/inet.h>
 #include <signal.h>
@@ -76,6 +82,9 @@ enum { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_CAS, OP_FAA, OP
        OP_FLUSH, NOPS };
 static const char *const opname[NOPS] = { "send", "send_imm", "write", "write_imm", "read",
 					  "cmp_swap", "fetch_add", "atomic_write", "flush" };
+/* The same in the log's words (rrxe-oracle's). */
+static const char *const logname[NOPS] = { "send", "send_imm", "write", "write_imm", "read",
+					   "cas", "faa", "awrite", "flush" };
 
 struct vqp {
 	struct ibv_qp *qp;
@@ -102,7 +111,7 @@ static int gid_idx, has_aw, mw_valid, mw_binding, mw_failures;
 static unsigned long binds_ok, binds_failed;
 static union ibv_gid my_gid, peer_gid;
 static uint32_t peer_qpn = 0x123456, file_gen;
-static const char *state_path, *peer_ip;
+static const char *state_path, *peer_ip, *log_path;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static volatile sig_atomic_t stop;
 
@@ -128,6 +137,49 @@ static uint64_t stamped[64]; /* by sequence number modulo 64: at most RC_MAX_OUT
 static uint64_t *stamps_ok;
 static size_t n_stamps_ok, cap_stamps_ok;
 static const char *stamps_path;
+
+/*
+ * The log for the reference model: what each posted send work request was (by sequence number
+ * modulo 64, like the stamps) so its completion can report what it delivered.
+ */
+static FILE *vlog;
+static struct {
+	uint32_t seq;
+	int op; /* an OP_*, or -1 for a window bind */
+	uint32_t len;
+	const uint8_t *buf;
+} sent[2][64];
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (n--) {
+		h ^= *p++;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* " h1,h2,..." over each MTU-sized chunk of n bytes at p, or " -". */
+static void log_chunks(const uint8_t *p, size_t n)
+{
+	if (!n) {
+		fputs(" -", vlog);
+		return;
+	}
+	for (size_t off = 0; off < n; off += MTU)
+		fprintf(vlog, "%c%016llx", off ? ',' : ' ',
+			(unsigned long long)fnv1a(p + off, n - off < MTU ? n - off : MTU));
+}
 
 static uint64_t stamp_of(uint32_t gen, uint32_t seq)
 {
@@ -165,6 +217,59 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+/* A send work request posted on the RC or UC QP (op -1: a window bind). */
+static void log_post(int qi, uint32_t seq, int op, uint32_t len, const uint8_t *buf)
+{
+	if (!vlog || qi == Q_UD)
+		return;
+	sent[qi][seq % 64].seq = seq;
+	sent[qi][seq % 64].op = op;
+	sent[qi][seq % 64].len = len;
+	sent[qi][seq % 64].buf = buf;
+	fprintf(vlog, "post %llu %s %u %u %s %u\n", (unsigned long long)now_ns(), qname[qi],
+		q[qi].gen, seq, op < 0 ? "bind" : logname[op], len);
+}
+
+/* A completion of the current generation on the RC or UC QP, and what it delivered. */
+static void log_wc(int qi, int kind, const struct ibv_wc *wc)
+{
+	uint32_t low = (uint32_t)wc->wr_id;
+
+	if (!vlog || qi == Q_UD)
+		return;
+	fprintf(vlog, "wc %llu %s %u %u %s %d", (unsigned long long)now_ns(), qname[qi], q[qi].gen,
+		low, kind == K_RECV ? "recv" : "send", wc->status);
+	if (kind == K_RECV) {
+		const uint8_t *b = local + (size_t)(qi * RQ_DEPTH + low % RQ_DEPTH) * RECV_LEN;
+		uint32_t n = wc->status == IBV_WC_SUCCESS ? wc->byte_len : 0;
+
+		fprintf(vlog, " %u %d %08x %x", n,
+			(wc->wc_flags & IBV_WC_WITH_IMM ? 1 : 0) |
+				(wc->wc_flags & IBV_WC_WITH_INV ? 2 : 0),
+			wc->wc_flags & IBV_WC_WITH_IMM ? ntohl(wc->imm_data) : 0,
+			wc->wc_flags & IBV_WC_WITH_INV ? wc->invalidated_rkey : 0);
+		log_chunks(b, n <= RECV_LEN ? n : RECV_LEN);
+	} else if (wc->status == IBV_WC_SUCCESS && sent[qi][low % 64].seq == low &&
+		   sent[qi][low % 64].buf) {
+		int op = sent[qi][low % 64].op;
+		const uint8_t *b = sent[qi][low % 64].buf;
+
+		if (op == OP_READ) {
+			log_chunks(b, sent[qi][low % 64].len);
+		} else if (op == OP_CAS || op == OP_FAA) {
+			uint64_t v;
+
+			memcpy(&v, b, sizeof(v));
+			fprintf(vlog, " %016llx", (unsigned long long)v);
+		} else {
+			fputs(" -", vlog);
+		}
+	} else {
+		fputs(" -", vlog);
+	}
+	fputc('\n', vlog);
 }
 
 /* The state file, written whole to a temporary file and renamed over the old one. */
@@ -222,11 +327,12 @@ static int post_recv(int qi, uint32_t slot)
 /* Binds the window (again) to the RC QP with the next key. */
 static void bind_mw(void)
 {
-	struct ibv_send_wr wr = { .wr_id = wrid(K_BIND, Q_RC, 0), .opcode = IBV_WR_BIND_MW,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW, .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
 
 	if (!mw || mw_binding || mw_failures >= 3 || q[Q_RC].need_reset)
 		return;
+	wr.wr_id = wrid(K_BIND, Q_RC, q[Q_RC].seq);
 	wr.bind_mw.mw = mw;
 	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
 	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
@@ -237,6 +343,7 @@ static void bind_mw(void)
 		return;
 	}
 	mw->rkey = wr.bind_mw.rkey;
+	log_post(Q_RC, q[Q_RC].seq++, -1, 0, NULL);
 	mw_binding = 1;
 	q[Q_RC].outstanding++;
 	q[Q_RC].send_posted++;
@@ -307,6 +414,9 @@ static int connect_qp(int qi)
 	}
 	if (ibv_modify_qp(v->qp, &a, mask))
 		return -1;
+	if (vlog && qi != Q_UD)
+		fprintf(vlog, "conn %llu %s %u %u %u %u %d\n", (unsigned long long)now_ns(),
+			qname[qi], v->gen, v->qp->qp_num, v->sq_psn, v->rq_psn, MTU);
 	for (uint32_t i = 0; i < RQ_DEPTH; i++)
 		if (post_recv(qi, i))
 			return -1;
@@ -348,6 +458,8 @@ static void settle(int qi)
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
 	v->settling = 1;
+	if (vlog && qi != Q_UD)
+		fprintf(vlog, "err %llu %s %u\n", (unsigned long long)now_ns(), qname[qi], v->gen);
 	ibv_modify_qp(v->qp, &a, IBV_QP_STATE);
 	for (int round = 0; round < 50; round++) {
 		/*
@@ -397,6 +509,7 @@ static void on_wc(const struct ibv_wc *wc)
 		v->stale++;
 		return;
 	}
+	log_wc(qi, kind, wc);
 	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR && kind != K_RECV)
 		v->need_reset = 1;
 	if (kind == K_RECV)
@@ -463,6 +576,7 @@ static void post_request(int qi)
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
 	int op = qi == Q_RC ? rnd() % NOPS : rnd() % 4;
+	uint32_t loglen;
 	int r;
 
 	wr.wr_id = wrid(K_SEND, qi, v->seq++);
@@ -513,6 +627,7 @@ static void post_request(int qi)
 			goto posted;
 		}
 		wr.opcode = IBV_WR_SEND;
+		op = OP_SEND;
 		break;
 	case OP_FLUSH:
 		if (rc_ring) {
@@ -524,6 +639,7 @@ static void post_request(int qi)
 			goto posted;
 		}
 		wr.opcode = IBV_WR_SEND;
+		op = OP_SEND;
 		break;
 	}
 	if (!sge.length)
@@ -549,6 +665,8 @@ posted:
 	v->outstanding++;
 	v->send_posted++;
 	v->posted[op]++;
+	loglen = op == OP_AWRITE ? 8 : op == OP_FLUSH ? 0 : sge.length;
+	log_post(qi, (uint32_t)wr.wr_id, op, loglen, buf);
 	v->last_post = now_ms();
 }
 
@@ -732,7 +850,7 @@ int main(int argc, char **argv)
 	int opt, seconds = 600;
 	uint32_t seed = 1;
 
-	while ((opt = getopt(argc, argv, "d:g:a:o:q:s:t:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:a:o:q:s:t:c:l:")) != -1) {
 		switch (opt) {
 		case 'd': dev = optarg; break;
 		case 'g': gid_idx = atoi(optarg); break;
@@ -742,6 +860,7 @@ int main(int argc, char **argv)
 		case 's': seed = strtoul(optarg, NULL, 0); break;
 		case 't': seconds = atoi(optarg); break;
 		case 'c': stamps_path = optarg; break;
+		case 'l': log_path = optarg; break;
 		default: return 2;
 		}
 	}
@@ -749,13 +868,20 @@ int main(int argc, char **argv)
 	if (!dev || !state_path || !peer_ip ||
 	    inet_pton(AF_INET, peer_ip, &peer_gid.raw[12]) != 1) {
 		fprintf(stderr, "usage: %s -d DEVICE -g GID_INDEX -a PEER_IPV4 -o STATE_FILE "
-				"[-q PEER_QPN] [-s SEED] [-t SECONDS] [-c STAMPS_FILE]\n", argv[0]);
+				"[-q PEER_QPN] [-s SEED] [-t SECONDS] [-c STAMPS_FILE] "
+				"[-l LOG_FILE]\n", argv[0]);
 		return 2;
 	}
 	rng ^= (uint64_t)seed * 0x2545f4914f6cdd1dull;
 	if (!rng)
 		rng = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (log_path) {
+		vlog = fopen(log_path, "w");
+		CHECK(vlog, "the log %s", log_path);
+		if (!vlog)
+			return 1;
+	}
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	if (setup(dev)) {
@@ -807,6 +933,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NQ; i++)
 		settle(i);
 	report();
+	if (vlog) {
+		fprintf(vlog, "end %llu\n", (unsigned long long)now_ns());
+		CHECK(!fclose(vlog), "the log written");
+		vlog = NULL;
+	}
 	if (stamps_path) {
 		FILE *f = fopen(stamps_path, "w");
 
