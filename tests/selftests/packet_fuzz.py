@@ -87,9 +87,17 @@ STAMP_MAGIC = 0x5374
 # Request opcodes that continue a message (the rest start one, or are one).
 CONTINUES = {SEND_MIDDLE, SEND_LAST, SEND_LAST_IMM, SEND_LAST_INV, WRITE_MIDDLE, WRITE_LAST,
              WRITE_LAST_IMM}
-# Opcodes no driver implements (RD, CNP, reserved, manufacturer specific).
+# Opcodes no driver implements (RD, reserved, manufacturer specific).
 UNIMPLEMENTED = [0x15, 0x18, 0x19, 0x1a, 0x1b, 0x1e, 0x1f, 0x2c, 0x2d, 0x30, 0x3f, 0x40, 0x44,
-                 0x4c, 0x53, 0x5f, 0x60, 0x63, 0x66, 0x7f, 0x80, 0x81, 0xc0, 0xff]
+                 0x4c, 0x53, 0x5f, 0x60, 0x63, 0x66, 0x7f, 0x80, 0xc0, 0xff]
+CNP = 0x81
+# MADs to the victim's QP1 (the GSI): methods (requests, responses, traps, reports) and what
+# may be answered. A transaction ID of ours starts with MAD_TID_TAG, then the method asked.
+MAD_METHODS = {0x01: "get", 0x02: "set", 0x03: "send", 0x05: "trap", 0x06: "report",
+               0x07: "trap_repress", 0x15: "delete", 0x81: "get_resp", 0x86: "report_resp"}
+MAD_ANSWERED = {0x01, 0x02, 0x15}
+MAD_TID_TAG = 0xF7
+GSI_QKEY = 0x80010000
 
 MANGLES = ["bad_icrc", "truncated", "pad", "tver", "udp_len_long", "udp_len_short",
            "extra_bytes", "resv_bits", "pkey"]
@@ -97,7 +105,7 @@ MANGLE_P = 0.05
 
 # Categories and their weights.
 CATEGORIES = [("rc_request", 36), ("uc_request", 10), ("response", 26), ("ud", 8),
-              ("wrong_type", 7), ("spoofed", 4)]
+              ("wrong_type", 7), ("spoofed", 4), ("cnp_mad", 3)]
 
 
 def opname(op):
@@ -196,11 +204,58 @@ class VReq:
             self.kind = "data"
 
 
+def fnv1a(data):
+    """FNV-1a, 64 bits: how the trace and the victim's log name payloads and data."""
+    h = 0xcbf29ce484222325
+    for x in data:
+        h = ((h ^ x) * 0x100000001b3) & U64
+    return h
+
+
+def split(t):
+    """Transport bytes (BTH to the payload's end, no ICRC) as (headers, payload): the headers
+    the opcode carries, the payload without the pad the BTH names."""
+    if len(t) < 12:
+        return t, b""
+    hl = 12 + sum(EXT_LEN[h] for h in EXT.get(t[0], ""))
+    if len(t) < hl:
+        return t, b""
+    pad = (t[1] >> 4) & 3
+    return t[:hl], t[hl:max(hl, len(t) - pad)]
+
+
+class Trace:
+    """The reference model's half of the run (rrxe-oracle reads it with the victim's log):
+    every packet both ways, in order, with CLOCK_MONOTONIC times (the victim's clock)."""
+
+    def __init__(self, path):
+        self.f = open(path, "w") if path else None
+
+    def line(self, kind, rest):
+        if self.f:
+            self.f.write("%s %d %s\n" % (kind, time.monotonic_ns(), rest))
+
+    def packet(self, kind, t, flag=None):
+        """"rx T HDR LEN HASH" or "tx T ok|bad HDR LEN HASH"."""
+        if self.f:
+            h, pl = split(t)
+            self.line(kind, "%s%s %d %016x" % (flag + " " if flag else "", h.hex(), len(pl),
+                                                fnv1a(pl)))
+
+    def close(self, lost):
+        if self.f:
+            self.f.write("lost %d\n" % lost)
+            self.f.close()
+            self.f = None
+
+
 class Wire:
     """The raw IPv4 socket (or, for --selftest, a list)."""
 
-    def __init__(self, dst, rnd, sink=None):
+    def __init__(self, dst, rnd, sink=None, trace=None):
         self.dst, self.rnd, self.sink = dst, rnd, sink
+        self.trace = trace or Trace(None)
+        self.peer = None
         self.ident = rnd.randrange(1, 0xFFFF)
         self.sock = None
         if sink is None:
@@ -216,6 +271,11 @@ class Wire:
         if not icrc_ok:
             crc ^= 1 << self.rnd.randrange(32)
         pkt = ip + udp + body + struct.pack("<I", crc)
+        # What reaches the transport: a correct ICRC and UDP length, from the peer's address
+        # (what it does there is the model's business; a mangled header with a correct ICRC
+        # is traced as sent).
+        ok = icrc_ok and udp_delta == 0 and src == self.peer
+        self.trace.packet("tx", body, "ok" if ok else "bad")
         if self.sink is not None:
             self.sink.append((src, pkt, icrc_ok, udp_delta, note))
             return
@@ -225,21 +285,34 @@ class Wire:
             self.errors += 1
 
 
+SO_RCVBUFFORCE, SO_RXQ_OVFL = 33, 40
+
+
 class Sniffer:
-    """The victim's packets to the peer it thinks it talks to (RoCEv2 over UDP, checksum 0)."""
+    """The victim's packets to the peer it thinks it talks to (RoCEv2 over UDP, checksum 0).
+    Its buffer is large (as root, past rmem_max) and the socket counts what it had to drop:
+    the oracle judges "went on the wire" only if nothing was lost."""
 
     def __init__(self, ip):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
+        except OSError:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 20)
+        self.sock.setsockopt(socket.SOL_SOCKET, SO_RXQ_OVFL, 1)
         self.sock.bind((ip, PORT))
         self.sock.setblocking(False)
+        self.lost = 0
 
     def poll(self, fz):
         for _ in range(256):
             try:
-                data = self.sock.recv(4096)
+                data, anc, _, _ = self.sock.recvmsg(8192, socket.CMSG_SPACE(4))
             except (BlockingIOError, InterruptedError):
                 return
+            for level, kind, v in anc:
+                if level == socket.SOL_SOCKET and kind == SO_RXQ_OVFL and len(v) >= 4:
+                    self.lost = max(self.lost, struct.unpack("=I", v[:4])[0])
             fz.on_victim_packet(data)
 
 
@@ -253,6 +326,7 @@ def body(op, qpn, psn, ext=b"", payload=b"", ackreq=1, se=0, pad=None, extra=b""
 class Fuzzer:
     def __init__(self, path, rnd, wire, sniffer, spoof, state=None):
         self.path, self.rnd, self.wire, self.sniffer = path, rnd, wire, sniffer
+        self.trace = wire.trace
         self.spoof = spoof
         self.st = {}
         self.mtime = None
@@ -269,6 +343,9 @@ class Fuzzer:
         self.seen = collections.Counter()
         self.reloads = collections.Counter()
         self.spoofed = 0
+        self.mads = collections.Counter()  # method -> MADs sent
+        self.mad_replies = collections.Counter()  # method asked -> answers seen
+        self.mad_tid = 0
         self.sync_wait = None
         self.resyncs = collections.Counter()
         # The oracle's half: the stamps of the victim's RC SENDs and WRITEs seen on the wire.
@@ -303,11 +380,13 @@ class Fuzzer:
         self.st = st
         self.mtu = st["mtu"]
         self.peer, self.victim = st["peer_ip"], st["ip"]
+        self.wire.peer = self.peer
         for c in (self.rc, self.uc):
             if c.gen != st[c.name + "_gen"]:
                 if c.gen is not None:
                     self.reloads[c.name] += 1
                 c.reset(st)
+                self.trace.line("gen", "%s %d" % (c.name, c.gen))
                 if c is self.rc:
                     self.vreqs.clear()
                     self.v_sq_psn = st["rc_sq_psn"]
@@ -339,6 +418,9 @@ class Fuzzer:
 
     def on_victim_packet(self, d):
         if len(d) < 16:
+            return
+        self.trace.packet("rx", d[:-4])
+        if d[0] == UD_SEND and self.on_mad_reply(d):
             return
         op = d[0]
         qpn = int.from_bytes(d[5:8], "big")
@@ -1230,6 +1312,50 @@ class Fuzzer:
         n = 0 if op in (READ_REQ, CMP_SWAP, FETCH_ADD, FLUSH, ACK, ATOMIC_ACK) else 8
         self.emit("wrong_type", op, case, body(op, qpn, psn, ext, self.payload(n)))
 
+    def gen_cnp_mad(self):
+        """Congestion notifications into the live connections (they must change nothing a
+        completion shows), and MADs to QP1: every method, PerfMgt and other classes. Only a
+        Get, Set or Delete may be answered, never a response, trap or report."""
+        r = self.rnd
+        st = self.st
+        if r.random() < 0.4:
+            c = self.rc if r.random() < 0.7 else self.uc
+            n, case = r.choice([(16, "cnp"), (16, "cnp"), (0, "cnp_short"), (20, "cnp_long")])
+            b = ib.bth(CNP, c.qpn, r.choice([0, c.epsn, r.getrandbits(24)]), becn=1) + bytes(n)
+            self.emit("cnp_mad", CNP, "%s_to_%s" % (case, c.name), b)
+            return
+        method = r.choice(list(MAD_METHODS))
+        cls, cver, case = r.choices([(0x04, 1, "perfmgt"), (0x04, 2, "perfmgt_v2"),
+                                     (0x0a, 1, "unknown_class"), (0x81, 1, "dr_smp")],
+                                    [70, 10, 10, 10])[0]
+        attr = r.choice([0x0001, 0x0012, 0x001d, 0x7777])
+        self.mad_tid = (self.mad_tid + 1) & 0xFFFFFFFF
+        tid = MAD_TID_TAG << 56 | method << 48 | self.mad_tid
+        mad = struct.pack("!BBBBHHQHHI", 1, cls, cver, method, 0, 0, tid, attr, 0, 1)
+        mad += bytes(256 - len(mad))
+        self.mads[method] += 1
+        b = body(UD_SEND, 1, r.getrandbits(24), ib.deth(GSI_QKEY, 1), mad, ackreq=0)
+        self.emit("cnp_mad", UD_SEND, "mad_%s_%s" % (case, MAD_METHODS[method]), b,
+                  mangle=False)
+
+    def on_mad_reply(self, d):
+        """A UD packet of the victim to QP1 of ours: an answer to one of our MADs."""
+        if int.from_bytes(d[5:8], "big") != 1:
+            return False
+        mad = d[20:-4]
+        if len(mad) >= 24 and mad[8] == MAD_TID_TAG:
+            self.mad_replies[mad[9]] += 1
+        else:
+            self.mad_replies[-1] += 1
+        return True
+
+    def mad_wrong(self):
+        """Answers to MADs that must not be answered, or more than were asked."""
+        bad = 0
+        for m, n in self.mad_replies.items():
+            bad += n if m not in MAD_ANSWERED else max(0, n - self.mads[m])
+        return bad
+
     def gen_spoofed(self):
         """Well-formed packets for the connected QPs from an address they are not connected
         to: the address check drops them before anything else looks at them."""
@@ -1301,8 +1427,16 @@ class Fuzzer:
             print("# %d sends failed" % self.wire.errors)
         if getattr(self, "timed_out", False):
             print("# stopped by the time limit")
-        print("totals: sent=%d spoofed=%d pairs=%d" % (self.sent, self.spoofed,
-                                                         len(self.pairs)))
+        name = lambda m: MAD_METHODS.get(m, "unknown")  # noqa: E731
+        print("# MADs sent: %s; answers seen: %s" % (
+            ", ".join("%s %d" % (name(m), n) for m, n in sorted(self.mads.items())) or "none",
+            ", ".join("to %s %d" % (name(m), n) for m, n in sorted(self.mad_replies.items()))
+            or "none"))
+        lost = self.sniffer.lost if self.sniffer else 0
+        print("# the victim's packets the sniffer's socket dropped: %d" % lost)
+        print("totals: sent=%d spoofed=%d pairs=%d mads=%d mad_wrong=%d sniffer_lost=%d" % (
+            self.sent, self.spoofed, len(self.pairs), sum(self.mads.values()), self.mad_wrong(),
+            lost))
 
 
 # --- self-test (host, no sockets) -------------------------------------------------------------
@@ -1392,6 +1526,7 @@ def main():
     ap.add_argument("--spoof", default="192.168.81.3,192.168.81.77,192.168.81.254")
     ap.add_argument("--selftest", action="store_true")
     ap.add_argument("--stamps", help="write the stamps of the victim's SENDs and WRITEs seen")
+    ap.add_argument("--trace", help="write every packet both ways for rrxe-oracle")
     a = ap.parse_args()
     if a.selftest:
         # "--selftest [COUNT] [SEED]": the positional arguments shift by one.
@@ -1402,13 +1537,14 @@ def main():
         ap.error("STATE_FILE is needed")
     rnd = random.Random(a.seed)
     st = load_state(a.state)
-    wire = Wire(st["ip"], rnd)
+    wire = Wire(st["ip"], rnd, trace=Trace(a.trace))
     sniffer = Sniffer(st["peer_ip"])
     fz = Fuzzer(a.state, rnd, wire, sniffer, a.spoof.split(","))
     fz.run(a.count, a.max_seconds)
     # The victim's last packets: for the counts, and every request an answer may have covered.
     fz.drain(2.0)
     fz.report()
+    wire.trace.close(sniffer.lost)
     if a.stamps:
         with open(a.stamps, "w") as f:
             f.writelines("%016x\n" % s for s in sorted(fz.stamps))
