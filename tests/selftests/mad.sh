@@ -10,6 +10,11 @@
 # Trap or TrapRepress gets no answer. After each, the devices' packet counters stay still:
 # an agent that answered answers (the storm of issue #33) keeps them moving.
 #
+# Not perfquery (infiniband-diags): it cannot open a RoCE port at all. It registers an SMI
+# (class 1) agent first, and a RoCE port has no QP0 ("mad_rpc_open_port: client_register for
+# mgmt 1 failed"; tried on rrxe, and the same holds for C rxe and RoCE NICs), and it addresses
+# ports by LID, which RoCE does not have. umad_probe sends the PerfMgt Gets it would, by GID.
+#
 # The C rdma_rxe answers a PerfMgt Get of its attributes, and every PerfMgt MAD but a Get
 # (responses included), with a zeroed MAD, which ib_core at the other end drops as a bad base
 # version: no PerfMgt answer reaches the asker there (not even the one ib_core makes for an
