@@ -203,9 +203,14 @@ impl Responder {
             chunk_len(0, n, c.len, mtu),
             c.chunks.first().copied().unwrap_or(0),
         );
-        for &f in self.sends.get(&k0).map_or(&[][..], Vec::as_slice) {
-            if !span.contains(&f) || tried >= MAX_TRIES {
-                continue;
+        // No message may start before the earliest place the matching may stand at.
+        let min_next = states.iter().map(|s| s.next).min().unwrap_or(0);
+        let from = span.start.max(min_next);
+        let firsts = self.sends.get(&k0).map_or(&[][..], Vec::as_slice);
+        let firsts = &firsts[firsts.partition_point(|&x| x < from)..];
+        for &f in firsts {
+            if f >= span.end || tried >= MAX_TRIES {
+                break;
             }
             let p = &pkts[f];
             if p.op != Some(send_op(0, n, c)) || !last_ok(p, 0, n, c) || !fits_state(f, p.psn) {
@@ -246,6 +251,7 @@ impl Responder {
         }
         // RDMA WRITE with immediate: the last packet, then back to the first, each the latest.
         if c.imm.is_some() {
+            let span = from..span.end.max(from);
             self.writes_with_imm(pkts, &span, c, mtu, n, &fits_state, &mut found);
         }
         if found.is_empty() {
