@@ -457,10 +457,14 @@ pub(crate) fn judge_send(
 }
 
 /// A flush (WR_FLUSH_ERR) is explained by the QP's move to the Error state (IBA 10.3.1): an
-/// error completion of the generation other than a flush, or a fatal NAK its RC responder sent.
+/// error completion of the generation other than a flush, a fatal NAK its RC responder sent, or
+/// the victim's own move to Error (`err` line) before the completion.
 pub(crate) fn flush(w: &World<'_>, q: QpKind, g: &Generation, t_wc: u64) -> Verdict {
     let slack = w.cfg.slack_ns;
     if w.error_gens.contains(&(q, g.conn.gen))
+        || w.moved_to_err
+            .get(&(q, g.conn.gen))
+            .is_some_and(|&t| t <= t_wc.saturating_add(slack))
         || (q == QpKind::Rc
             && w.fatal_nak(g.conn.t.saturating_sub(slack), t_wc.saturating_add(slack)))
     {

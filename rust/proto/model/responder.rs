@@ -177,7 +177,9 @@ impl Responder {
     ) -> Verdict {
         let mtu = g.conn.mtu;
         let n = if c.len == 0 { 1 } else { c.len.div_ceil(mtu) };
-        if (c.len == 0 && !c.chunks.is_empty()) || (c.len > 0 && c.chunks.len() != n as usize) {
+        // The victim hashes at most its receive buffer: a WRITE with immediate may be longer.
+        let hashed = (c.len == 0 && c.chunks.is_empty()) || c.chunks.len() == n as usize;
+        if !hashed && c.imm.is_none() {
             return Verdict::Unjudged("hash count does not fit the length");
         }
         if c.imm.is_some() && c.inv.is_some() {
@@ -209,7 +211,7 @@ impl Responder {
         let firsts = self.sends.get(&k0).map_or(&[][..], Vec::as_slice);
         let firsts = &firsts[firsts.partition_point(|&x| x < from)..];
         for &f in firsts {
-            if f >= span.end || tried >= MAX_TRIES {
+            if !hashed || f >= span.end || tried >= MAX_TRIES {
                 break;
             }
             let p = &pkts[f];
@@ -221,7 +223,10 @@ impl Responder {
             let mut ok = true;
             for i in 1..n {
                 let psn = p.psn.wrapping_add(i);
-                let k = key(chunk_len(i, n, c.len, mtu), c.chunks[i as usize]);
+                let k = key(
+                    chunk_len(i, n, c.len, mtu),
+                    c.chunks.get(i as usize).copied().unwrap_or(0),
+                );
                 let list = self.sends.get(&k).map_or(&[][..], Vec::as_slice);
                 let from = list.partition_point(|&x| x <= prev);
                 let next = list[from..].iter().copied().find(|&x| {

@@ -176,6 +176,8 @@ pub(crate) struct VictimLog {
     pub(crate) conns: Vec<Conn>,
     pub(crate) posts: Vec<Post>,
     pub(crate) wcs: Vec<Wc>,
+    /// `err T Q GEN`: the victim moved the QP to the Error state itself.
+    pub(crate) errs: Vec<(u64, QpKind, u32)>,
     pub(crate) malformed: usize,
 }
 
@@ -235,6 +237,17 @@ impl VictimLog {
             }
             let ok = match kind {
                 "conn" | "post" | "wc" => log.parse_event(kind, f, i + 1),
+                "err" => {
+                    let (t, q, gen) = (dec(f.next()), f.next(), dec(f.next()));
+                    match (t, q.map(QpKind::parse), gen) {
+                        (Some(t), Some(Some(q)), Some(gen)) => {
+                            log.errs.push((t, q, gen));
+                            true
+                        }
+                        (Some(_), Some(None), Some(_)) => true,
+                        _ => false,
+                    }
+                }
                 "end" => true,
                 _ => false,
             };

@@ -70,6 +70,8 @@ pub(crate) struct World<'c> {
     pub(crate) lost: u64,
     /// Generations with an error completion other than a flush.
     pub(crate) error_gens: HashSet<(QpKind, u32)>,
+    /// When the victim moved a generation's QP to the Error state itself (`err` lines).
+    pub(crate) moved_to_err: HashMap<(QpKind, u32), u64>,
     /// Malformed or unusable lines of the victim log.
     pub(crate) victim_malformed: usize,
     /// Malformed lines of the fuzzer trace.
@@ -101,6 +103,7 @@ impl<'c> World<'c> {
             rx_fatal: Vec::new(),
             lost: tr.lost,
             error_gens: HashSet::new(),
+            moved_to_err: HashMap::new(),
             victim_malformed: log.malformed,
             fuzzer_malformed: tr.malformed,
             counts: (tr.rx.len(), tr.tx_ok.len(), tr.tx_bad),
@@ -109,6 +112,9 @@ impl<'c> World<'c> {
             wire_skipped: Cell::new(0),
             uc_unseen: Cell::new(0),
         };
+        for &(t, q, gen) in &log.errs {
+            w.moved_to_err.entry((q, gen)).or_insert(t);
+        }
         for &(t, q, gen) in &tr.gens {
             w.followed.entry((q, gen)).or_insert(t);
             w.any_followed[q.idx()] = true;

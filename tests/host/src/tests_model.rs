@@ -600,6 +600,20 @@ fn r5_flush_follows_an_error() {
 }
 
 #[test]
+fn r5_flush_after_the_victims_own_move_to_error() {
+    let mut t = two_sends();
+    t.line_v(format!("err {} rc 1", 3 * MS));
+    t.wc(4, "rc", 1, 5, "-").wc(4, "rc", 2, 5, "-");
+    verdict(&t.run(), &[]);
+    // Not before it, nor for another generation.
+    let mut t = two_sends();
+    t.wc(4, "rc", 1, 5, "-")
+        .line_v(format!("err {} rc 1", 9 * MS));
+    t.line_v(format!("err {} rc 2", 3 * MS));
+    verdict(&t.run(), &["R5-flush"]);
+}
+
+#[test]
 fn r5_other_statuses_are_unjudged() {
     let mut t = send_3000();
     t.wc(4, "rc", 1, 19, "-");
@@ -760,6 +774,15 @@ fn s1_write_with_immediate() {
         0,
         "0000000000000009,0000000000000009",
     );
+    verdict(&t.run(), &[]);
+    // Longer than the receive buffer: the victim hashes only what the buffer holds.
+    let mut t = Tb::new(0, 100);
+    for i in 0..5u32 {
+        let op = if i == 0 { WRITE_FIRST } else { 0x07 };
+        t.req(1, op, RC, 100 + i, 0, 1024, 1);
+    }
+    t.req(1, WRITE_LAST_IMM, RC, 105, 0x42, 10, 2);
+    t.recv(2, "rc", 0, 5130, 1, 0x42, 0, "0000000000000009");
     verdict(&t.run(), &[]);
     // Without its first packet it does not complete.
     let mut t = Tb::new(0, 100);
