@@ -11,6 +11,9 @@
 #[path = "../../../rust/proto.rs"]
 mod proto;
 
+#[path = "../../../rust/proto/model.rs"]
+pub mod model;
+
 #[cfg(test)]
 mod icrc_vectors;
 #[cfg(test)]
@@ -26,6 +29,8 @@ mod tests_hdr;
 mod tests_icrc;
 #[cfg(test)]
 mod tests_mad;
+#[cfg(test)]
+mod tests_model;
 #[cfg(test)]
 mod tests_opcode;
 #[cfg(test)]

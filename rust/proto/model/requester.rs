@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The requester's send completions judged (IBA 9.7.5 "requester side", 10.8.3 completion
+//! status, Annex A19).
+//!
+//! - R1: a generation's completions come in post order, none twice, none for a WR never posted
+//!   (9.7.5.1: RC completes in order; UC too, 9.8).
+//! - R2: a successful SEND or WRITE was acknowledged: an ACK for a PSN at or after its last, or an
+//!   implicit one (9.7.5.1.3: a NAK, RNR NAK, READ response or atomic ACK for a later PSN),
+//!   for a PSN the requester may have sent by then, sent after the post and before the
+//!   completion; and its last request packet went on the wire.
+//! - R3: a successful READ got every response packet, of the right opcode for its place,
+//!   length and payload (9.7.4.1.2, 9.7.5.1.4).
+//! - R4: a successful CmpSwap/FetchAdd got its ATOMIC Acknowledge with the original value it
+//!   reports (9.7.5.1.5); ATOMIC WRITE and FLUSH their zero-length READ response (A19) or a
+//!   later acknowledgement.
+//! - R5: an error completion has its cause: a NAK of the matching code in its PSNs (9.7.5.2.x),
+//!   retries exhausted (9.7.5.2.6, 9.7.6.1.3), a response that cannot answer it (BAD_RESP,
+//!   9.9.2), a READ response of the wrong length (LOC_LEN); a flush follows an error (10.3.1,
+//!   the Error state). RNR_RETRY_EXC never happens with `rnr_retry` 7 (infinite, 9.7.5.2.8).
+
+use super::plan::after;
+use super::plan::at_or_after;
+use super::plan::within;
+use super::plan::Generation;
+use super::plan::Wr;
+use super::report::Verdict;
+use super::trace::chunks;
+use super::trace::hex64;
+use super::trace::QpKind;
+use super::trace::WrOp;
+use super::wire::Op;
+use super::wire::Packet;
+use super::wire::Syndrome;
+use super::world::World;
+
+/// The READ response operation for packet `i` of `n` (9.7.4.1.2).
+pub(crate) const fn read_resp_op(i: u32, n: u32) -> Op {
+    if n <= 1 {
+        Op::ReadRespOnly
+    } else if i == 0 {
+        Op::ReadRespFirst
+    } else if i + 1 == n {
+        Op::ReadRespLast
+    } else {
+        Op::ReadRespMiddle
+    }
+}
+
+/// The payload length of packet `i` of a message of `len` bytes in `n` packets: MTU except the
+/// last, which carries the remainder.
+pub(crate) const fn chunk_len(i: u32, n: u32, len: u32, mtu: u32) -> u32 {
+    if i + 1 < n {
+        mtu
+    } else {
+        len.saturating_sub(mtu.saturating_mul(n.saturating_sub(1)))
+    }
+}
+
+/// A packet described for the report.
+pub(crate) fn desc(p: &Packet) -> String {
+    let mut s = match p.op {
+        Some(op) => format!("{op:?}"),
+        None => format!("opcode {:#04x}", p.opcode),
+    };
+    s += &format!(" psn {} len {} t {}", p.psn.value(), p.len, p.t);
+    if let Some(syn) = p.syndrome {
+        s += &format!(" aeth {syn:#04x}");
+    }
+    s
+}
+
+/// A work request described for the report.
+fn wr_desc(wr: &Wr) -> String {
+    format!(
+        "seq {} {} len {} psn [{}, {}] posted {}",
+        wr.seq,
+        wr.op.name(),
+        wr.len,
+        wr.first.value(),
+        wr.last().value(),
+        wr.t
+    )
+}
+
+/// What a judge of one send completion looks at.
+struct Ctx<'a> {
+    w: &'a World<'a>,
+    g: &'a Generation,
+    wr: &'a Wr,
+    /// The completion's time.
+    t_wc: u64,
+    /// Responses sent after the post and before the completion (with slack).
+    resps: &'a [Packet],
+}
+
+impl Ctx<'_> {
+    /// The response nearest to PSN `p` (by PSN distance), described.
+    fn nearest(&self, p: crate::proto::psn::Psn) -> String {
+        let n = self
+            .resps
+            .iter()
+            .min_by_key(|r| r.psn.serial_diff(p).unsigned_abs());
+        match n {
+            Some(r) => format!(
+                "nearest of {} responses in time: {}",
+                self.resps.len(),
+                desc(r)
+            ),
+            None => "no tx ok response between the post and the completion".into(),
+        }
+    }
+
+    /// R2: a response acknowledging the whole work request, explicitly (an ACK at or after its
+    /// last PSN, or after it only when `inclusive` is false) or implicitly (any other response
+    /// after it), for a PSN the requester may have sent when the response was sent.
+    fn acknowledged(&self, inclusive: bool) -> Option<&Packet> {
+        let e = self.wr.last();
+        let slack = self.w.cfg.slack_ns;
+        self.resps.iter().find(|r| {
+            let Some(le) = self.g.last_psn_by(r.t.saturating_add(slack)) else {
+                return false;
+            };
+            if !at_or_after(le, r.psn) {
+                return false;
+            }
+            let d = r.psn.serial_diff(e);
+            match (r.op, r.aeth()) {
+                (Some(Op::Ack), Some(Syndrome::Ack)) => d > 0 || (inclusive && d == 0),
+                (Some(Op::Ack), Some(Syndrome::Rnr | Syndrome::Nak(_))) => d > 0,
+                (Some(op), _) if op.is_read_response() || op == Op::AtomicAck => d > 0,
+                _ => false,
+            }
+        })
+    }
+
+    /// Returns whether response `r` is one that may answer this work request at its PSN.
+    fn fits(&self, r: &Packet) -> bool {
+        let wr = self.wr;
+        let i = r.psn.distance_from(wr.first);
+        match (r.op, r.aeth()) {
+            (Some(Op::Ack), Some(Syndrome::Ack)) => wr.op.is_acked(),
+            (Some(Op::Ack), Some(s)) => s.is_defined(),
+            (Some(Op::AtomicAck), _) => wr.op.is_atomic(),
+            (Some(op), _) if op.is_read_response() => {
+                (wr.op == WrOp::Read
+                    && op == read_resp_op(i, wr.npsn)
+                    && r.len == chunk_len(i, wr.npsn, wr.len, self.g.conn.mtu))
+                    || (wr.op.is_a19() && op == Op::ReadRespOnly && r.len == 0)
+            }
+            _ => false,
+        }
+    }
+
+    /// Responses in the work request's PSNs.
+    fn own(&self) -> impl Iterator<Item = &Packet> {
+        let (s, e) = (self.wr.first, self.wr.last());
+        self.resps.iter().filter(move |r| within(r.psn, s, e))
+    }
+
+    fn success(&self, val: &str) -> Verdict {
+        let wr = self.wr;
+        let v = match wr.op {
+            op if op.is_acked() => match self.acknowledged(true) {
+                Some(_) => Verdict::Pass,
+                None => Verdict::Lie(
+                    "R2",
+                    format!(
+                        "success of {} never acknowledged; {}",
+                        wr_desc(wr),
+                        self.nearest(wr.last())
+                    ),
+                ),
+            },
+            WrOp::Read => self.read(val),
+            WrOp::Cas | WrOp::Faa => self.atomic(val),
+            _ => {
+                let zero = self
+                    .resps
+                    .iter()
+                    .any(|r| r.op == Some(Op::ReadRespOnly) && r.psn == wr.first && r.len == 0);
+                if zero || self.acknowledged(false).is_some() {
+                    Verdict::Pass
+                } else {
+                    Verdict::Lie(
+                        "R4",
+                        format!(
+                            "success of {} without its zero-length READ response or a later \
+                             acknowledgement; {}",
+                            wr_desc(wr),
+                            self.nearest(wr.first)
+                        ),
+                    )
+                }
+            }
+        };
+        if v != Verdict::Pass || self.w.lost > 0 {
+            return v;
+        }
+        if !self.w.watched(QpKind::Rc, self.g.conn.gen, wr.t) {
+            self.w.wire_skipped.set(self.w.wire_skipped.get() + 1);
+            return v;
+        }
+        // The request itself must have been on the wire: its last packet (a READ: the request).
+        let p = if wr.op == WrOp::Read {
+            wr.first
+        } else {
+            wr.last()
+        };
+        // The fuzzer may read it late: any time after the post will do.
+        let lo = wr.t.saturating_sub(self.w.cfg.slack_ns);
+        if self.w.sent_request(QpKind::Rc, p.value(), lo, u64::MAX) {
+            Verdict::Pass
+        } else {
+            Verdict::Lie(
+                "R2-wire",
+                format!(
+                    "success of {}: no request with PSN {} went on the wire",
+                    wr_desc(wr),
+                    p.value()
+                ),
+            )
+        }
+    }
+
+    /// R3.
+    fn read(&self, val: &str) -> Verdict {
+        let wr = self.wr;
+        let Some(h) = chunks(val) else {
+            return Verdict::Unjudged("unreadable hashes");
+        };
+        let n = wr.npsn;
+        if (wr.len == 0 && !h.is_empty()) || (wr.len > 0 && h.len() != n as usize) {
+            return Verdict::Unjudged("hash count does not fit the READ");
+        }
+        for i in 0..n {
+            let p = wr.first.wrapping_add(i);
+            let op = read_resp_op(i, n);
+            let len = chunk_len(i, n, wr.len, self.g.conn.mtu);
+            let hash = h.get(i as usize).copied();
+            let found = self.resps.iter().any(|r| {
+                r.psn == p && r.op == Some(op) && r.len == len && hash.is_none_or(|x| x == r.hash)
+            });
+            if !found {
+                let at: Vec<String> = self
+                    .resps
+                    .iter()
+                    .filter(|r| r.psn == p)
+                    .take(3)
+                    .map(|r| format!("{} hash {:016x}", desc(r), r.hash))
+                    .collect();
+                return Verdict::Lie(
+                    "R3",
+                    format!(
+                        "success of {}: no {op:?} at PSN {} of {len} bytes hashing {}; at that \
+                         PSN: {}",
+                        wr_desc(wr),
+                        p.value(),
+                        hash.map_or("-".into(), |x| format!("{x:016x}")),
+                        if at.is_empty() {
+                            "none".into()
+                        } else {
+                            at.join("; ")
+                        }
+                    ),
+                );
+            }
+        }
+        Verdict::Pass
+    }
+
+    /// R4 for CmpSwap and FetchAdd.
+    fn atomic(&self, val: &str) -> Verdict {
+        let wr = self.wr;
+        let Some(v) = hex64(val) else {
+            return Verdict::Unjudged("unreadable atomic value");
+        };
+        let found = self
+            .resps
+            .iter()
+            .any(|r| r.op == Some(Op::AtomicAck) && r.psn == wr.first && r.orig == Some(v));
+        if found {
+            Verdict::Pass
+        } else {
+            Verdict::Lie(
+                "R4",
+                format!(
+                    "success of {} with original value {v:016x}: no ATOMIC Acknowledge at PSN {} \
+                     carries it; {}",
+                    wr_desc(wr),
+                    wr.first.value(),
+                    self.nearest(wr.first)
+                ),
+            )
+        }
+    }
+
+    /// R5 for the NAK-driven statuses: a NAK with one of `codes` at one of its PSNs.
+    fn nak(&self, codes: &[u8]) -> Verdict {
+        let found = self
+            .own()
+            .any(|r| matches!(r.aeth(), Some(Syndrome::Nak(c)) if codes.contains(&c)));
+        if found {
+            Verdict::Pass
+        } else {
+            Verdict::Lie(
+                "R5-nak",
+                format!(
+                    "{} failed without a NAK of code {codes:?} at its PSNs; {}",
+                    wr_desc(self.wr),
+                    self.nearest(self.wr.first)
+                ),
+            )
+        }
+    }
+
+    /// R5 for RETRY_EXC: `retry_cnt` retries, each triggered by a sequence NAK in the window,
+    /// an implicit NAK (a later response while a READ or atomic is unanswered) or a timeout
+    /// (counted at half the local ACK timeout, to be lenient).
+    fn retry_exc(&self) -> Verdict {
+        let wr = self.wr;
+        let slack = self.w.cfg.slack_ns;
+        let naks = self
+            .resps
+            .iter()
+            .filter(|r| {
+                let Some(le) = self.g.last_psn_by(r.t.saturating_add(slack)) else {
+                    return false;
+                };
+                if !within(r.psn, wr.first, le) {
+                    return false;
+                }
+                r.aeth() == Some(Syndrome::Nak(0)) || (!wr.op.is_acked() && after(r.psn, wr.last()))
+            })
+            .count();
+        let half = (self.w.cfg.timeout_ns / 2).max(1);
+        let timeouts = self.t_wc.saturating_sub(wr.t) / half;
+        let retries = u64::try_from(naks)
+            .unwrap_or(u64::MAX)
+            .saturating_add(timeouts);
+        if retries >= u64::from(self.w.cfg.retry_cnt) {
+            Verdict::Pass
+        } else {
+            Verdict::Lie(
+                "R5-retry",
+                format!(
+                    "{} gave up after {naks} sequence or implicit NAKs and {} ms",
+                    wr_desc(wr),
+                    self.t_wc.saturating_sub(wr.t) / 1_000_000
+                ),
+            )
+        }
+    }
+
+    /// R5 for BAD_RESP: a response at its PSNs that cannot answer it.
+    fn bad_resp(&self) -> Verdict {
+        match self.own().find(|r| !self.fits(r)) {
+            Some(_) => Verdict::Pass,
+            None => Verdict::Lie(
+                "R5-bad-resp",
+                format!(
+                    "{} failed BAD_RESP but every response at its PSNs fits it; {}",
+                    wr_desc(self.wr),
+                    self.nearest(self.wr.first)
+                ),
+            ),
+        }
+    }
+
+    /// R5 for LOC_LEN: a READ response at its PSNs of a length that does not fit.
+    fn loc_len(&self) -> Verdict {
+        let wr = self.wr;
+        let bad = self.own().any(|r| {
+            r.op.is_some_and(Op::is_read_response) && {
+                let i = r.psn.distance_from(wr.first);
+                wr.op != WrOp::Read || r.len != chunk_len(i, wr.npsn, wr.len, self.g.conn.mtu)
+            }
+        });
+        if bad {
+            Verdict::Pass
+        } else {
+            Verdict::Lie(
+                "R5-loc-len",
+                format!(
+                    "{} failed LOC_LEN without a READ response of a wrong length; {}",
+                    wr_desc(wr),
+                    self.nearest(wr.first)
+                ),
+            )
+        }
+    }
+}
+
+/// Judges a send completion of status `status` for work request `wr` of generation `g` of `q`
+/// (R2-R5; R1 is the caller's).
+pub(crate) fn judge_send(
+    w: &World<'_>,
+    q: QpKind,
+    g: &Generation,
+    wr: &Wr,
+    t_wc: u64,
+    status: u32,
+    val: &str,
+) -> Verdict {
+    let slack = w.cfg.slack_ns;
+    if wr.op == WrOp::Local {
+        return Verdict::Unjudged("local operation");
+    }
+    if q == QpKind::Uc {
+        // UC has no responses: every work request completes with success once sent (9.8). A
+        // packet may be dropped before the wire, so one never seen is only counted.
+        if status == 0
+            && w.lost == 0
+            && w.watched(q, g.conn.gen, wr.t)
+            && !w.sent_request(q, wr.last().value(), wr.t.saturating_sub(slack), u64::MAX)
+        {
+            w.uc_unseen.set(w.uc_unseen.get() + 1);
+        }
+        return match status {
+            0 => Verdict::Pass,
+            5 => flush(w, q, g, t_wc),
+            _ => Verdict::Lie(
+                "UC",
+                format!(
+                    "{} failed with status {status}: UC has no responses",
+                    wr_desc(wr)
+                ),
+            ),
+        };
+    }
+    let resps = w.resp[q.idx()].between(wr.t.saturating_sub(slack), t_wc.saturating_add(slack));
+    let c = Ctx {
+        w,
+        g,
+        wr,
+        t_wc,
+        resps,
+    };
+    match status {
+        0 => c.success(val),
+        1 => c.loc_len(),
+        5 => flush(w, q, g, t_wc),
+        7 => c.bad_resp(),
+        9 => c.nak(&[1, 4]),
+        10 => c.nak(&[2]),
+        11 => c.nak(&[3]),
+        12 => c.retry_exc(),
+        13 => Verdict::Lie(
+            "R5-rnr",
+            format!(
+                "{}: RNR_RETRY_EXC with rnr_retry 7 (retries forever)",
+                wr_desc(wr)
+            ),
+        ),
+        _ => Verdict::Unjudged("no rule for this status"),
+    }
+}
+
+/// A flush (WR_FLUSH_ERR) is explained by the QP's move to the Error state (IBA 10.3.1): an
+/// error completion of the generation other than a flush, a fatal NAK its RC responder sent, or
+/// the victim's own move to Error (`err` line) before the completion.
+pub(crate) fn flush(w: &World<'_>, q: QpKind, g: &Generation, t_wc: u64) -> Verdict {
+    let slack = w.cfg.slack_ns;
+    if w.error_gens.contains(&(q, g.conn.gen))
+        || w.moved_to_err
+            .get(&(q, g.conn.gen))
+            .is_some_and(|&t| t <= t_wc.saturating_add(slack))
+        || (q == QpKind::Rc
+            && w.fatal_nak(g.conn.t.saturating_sub(slack), t_wc.saturating_add(slack)))
+    {
+        return Verdict::Pass;
+    }
+    if w.lost > 0 {
+        return Verdict::Unjudged("flush unexplained but packets were lost");
+    }
+    Verdict::Lie(
+        "R5-flush",
+        format!(
+            "flush at {t_wc} in generation {} without an error completion or a fatal NAK",
+            g.conn.gen
+        ),
+    )
+}
