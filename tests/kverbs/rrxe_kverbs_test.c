@@ -3,8 +3,9 @@
  * rrxe_kverbs_test: exercises the kernel verbs of one RDMA device the way kernel consumers
  * (ULPs) use them: PD with the DMA lkey, CQs polled directly and from softirq (irq_poll, armed
  * with ib_req_notify_cq), QP state changes, receive and send posting, flush in ERR,
- * ib_drain_qp, SRQ posting, an RC transfer between two QPs (transfer.h), and completion
- * handlers that never run inside the consumer's own verb calls (context.h). Loading it runs
+ * ib_drain_qp, SRQ posting, an RC transfer between two QPs (transfer.h), completion
+ * handlers that never run inside the consumer's own verb calls (context.h), and the move to
+ * ERR racing SENDs, READs and atomics in flight (err_race.h). Loading it runs
  * the tests on device `dev=NAME` and prints KTAP-like
  * lines and "kverbs: N passed, N failed"; the load itself always succeeds (unload after).
  */
@@ -130,6 +131,7 @@ static int poll_flushes(struct ib_cq *cq, struct ib_qp *qp, enum ib_wc_opcode op
 
 #include "transfer.h"
 #include "context.h"
+#include "err_race.h"
 
 /* Fast registration (FRWR, what NVMe-oF and rdma_rw use): alloc_mr and map_mr_sg. */
 static void frwr(struct ib_device *ibdev, struct ib_pd *pd)
@@ -269,6 +271,7 @@ static void run(struct ib_device *ibdev)
 	frwr(ibdev, pd);
 	transfer(ibdev, pd);
 	completion_context(ibdev, pd);
+	err_race(ibdev, pd);
 	kfree(buf);
 out_cq:
 	ib_free_cq(cq);
