@@ -21,10 +21,7 @@ use crate::{
     mm::KernelConsumer,
     pipeline,
     proto::{
-        cqe::{
-            self,
-            WcOpcode, //
-        },
+        cqe,
         qp_state::QpState,
         wqe::{
             SendFlags,
@@ -47,10 +44,12 @@ use crate::{
 use kernel::prelude::*;
 
 impl RrxeQp {
-    /// Kernel send work requests. Below RTS they fail (`EINVAL`); in ERR/SQE each completes with
-    /// `IB_WC_WR_FLUSH_ERR` (what `ib_drain_sq` waits for). In RTS/SQD each is written to the
-    /// send ring in the rxe WQE format and the pipeline runs (or is scheduled, if this context
-    /// has interrupts disabled). `ENOMEM` when the send queue is full.
+    /// Kernel send work requests. Below RTS they fail (`EINVAL`). In RTS, SQD and ERR each is
+    /// written to the send ring in the rxe WQE format; then the pipeline runs (or is scheduled,
+    /// if this context has interrupts disabled), or in ERR the ring is flushed
+    /// ([`Self::flush_after_post`]): each completes with `IB_WC_WR_FLUSH_ERR` (what
+    /// `ib_drain_sq` waits for) after every WQE posted before it. In SQE each completes with
+    /// `IB_WC_WR_FLUSH_ERR` at once. `ENOMEM` when the send queue is full.
     pub(crate) fn post_send(
         qp: &Qp<RrxeDevice>,
         wrs: &mut SendWrChain<'_, '_, RrxeDevice>,
@@ -59,7 +58,7 @@ impl RrxeQp {
         let kernel = qp.kernel.as_ref().ok_or(EINVAL)?;
         match qp.state() {
             QpState::Reset | QpState::Init | QpState::Rtr => Err(EINVAL),
-            QpState::Err | QpState::Sqe => {
+            QpState::Sqe => {
                 for wr in wrs {
                     let wr = wr?;
                     if let Some(cq) = &qp.send_cq {
@@ -69,7 +68,7 @@ impl RrxeQp {
                 }
                 Ok(())
             }
-            QpState::Rts | QpState::Sqd => {
+            QpState::Err | QpState::Rts | QpState::Sqd => {
                 let mut r = Ok(());
                 for wr in wrs {
                     r = wr.and_then(|wr| qp.enqueue_kernel_send(kernel, &wr));
@@ -77,10 +76,28 @@ impl RrxeQp {
                         break;
                     }
                 }
-                crate::pipeline::kick_or_defer(qp);
+                if !Self::flush_after_post(qp) {
+                    crate::pipeline::kick_or_defer(qp);
+                }
                 r
             }
         }
+    }
+
+    /// After a kernel post wrote its WQEs to a ring: whether the QP is in ERR, in which case
+    /// the rings are flushed here if the move to ERR has closed the pipeline, and left to the
+    /// move's own flush otherwise. The state is read after the WQEs were written, so a post
+    /// that found the QP in RTS but wrote behind the move's flush flushes them itself: none
+    /// stays in a ring of a QP in ERR. Flushing only once the pipeline is closed keeps the
+    /// completions in order: no WQE posted before completes (with success) after a flush.
+    fn flush_after_post(qp: &Qp<RrxeDevice>) -> bool {
+        if qp.state() != QpState::Err {
+            return false;
+        }
+        if qp.pipe.closed() {
+            Self::flush_queues(qp);
+        }
+        true
     }
 
     /// Encodes one kernel send work request into the send ring.
@@ -156,8 +173,8 @@ impl RrxeQp {
     }
 
     /// Kernel receive work requests: written to the receive ring in librxe's WQE format (the
-    /// responder reads both the same way). In ERR each completes with `IB_WC_WR_FLUSH_ERR` at
-    /// once (what `ib_drain_rq` waits for).
+    /// responder reads both the same way). In ERR they are flushed behind those posted before
+    /// (what `ib_drain_rq` waits for; [`Self::flush_after_post`]).
     pub(crate) fn post_recv(qp: &Qp<RrxeDevice>, wrs: &mut RecvWrChain<'_>) -> Result {
         if qp.kernel.is_none() {
             // A user QP's receive ring is user space's (ib refuses user chains before this).
@@ -167,31 +184,29 @@ impl RrxeQp {
             // Receives of an SRQ-attached QP go to the SRQ.
             return Err(EINVAL);
         };
-        let state = qp.state();
-        if state == QpState::Reset {
+        if qp.state() == QpState::Reset {
             return Err(EINVAL);
         }
+        let mut r = Ok(());
         for wr in wrs {
-            let wr = wr?;
-            if state == QpState::Err {
-                if let Some(cq) = &qp.recv_cq {
-                    let cqe = cqe::flush_cqe(wr.wr_id, qp.qpn(), Some(WcOpcode::Recv));
-                    completed(qp, RrxeCq::push(cq, &cqe, qp.handle(), false))?;
-                }
-                continue;
+            r = wr.and_then(|wr| {
+                let mut slot = [0u8; limits::MAX_RECV_SLOT];
+                let mut sges = [Sge::default(); MAX_WR_SGE];
+                wqe_encode::encode_recv_wqe(
+                    &mut slot,
+                    wr.wr_id,
+                    wr.sges.convert(&mut sges),
+                    qp.cap.max_recv_sge,
+                )
+                .map_err(|_| EINVAL)?;
+                rq.lock().ring.push_local(&slot)
+            });
+            if r.is_err() {
+                break;
             }
-            let mut slot = [0u8; limits::MAX_RECV_SLOT];
-            let mut sges = [Sge::default(); MAX_WR_SGE];
-            wqe_encode::encode_recv_wqe(
-                &mut slot,
-                wr.wr_id,
-                wr.sges.convert(&mut sges),
-                qp.cap.max_recv_sge,
-            )
-            .map_err(|_| EINVAL)?;
-            rq.lock().ring.push_local(&slot)?;
         }
-        Ok(())
+        Self::flush_after_post(qp);
+        r
     }
 
     /// The send doorbell of a user QP. Below RTS it fails (`EINVAL`, as rxe); in ERR/SQE it
@@ -200,7 +215,14 @@ impl RrxeQp {
     pub(crate) fn doorbell(qp: &Qp<RrxeDevice>) -> Result {
         match qp.state() {
             QpState::Reset | QpState::Init | QpState::Rtr => return Err(EINVAL),
-            QpState::Err | QpState::Sqe => {
+            // In ERR, flushed by the move to ERR until it has closed the pipeline.
+            QpState::Err => {
+                if qp.pipe.closed() {
+                    Self::flush_queues(qp);
+                }
+                return Ok(());
+            }
+            QpState::Sqe => {
                 Self::flush_queues(qp);
                 return Ok(());
             }
