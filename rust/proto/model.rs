@@ -145,6 +145,7 @@ pub fn judge(victim: &str, fuzzer: &str, cfg: &Config) -> Result<Report, InputEr
                 imm,
                 inv,
                 chunks,
+                buf,
             } => {
                 let v = match g {
                     Some(g) => {
@@ -154,6 +155,7 @@ pub fn judge(victim: &str, fuzzer: &str, cfg: &Config) -> Result<Report, InputEr
                             imm: *imm,
                             inv: *inv,
                             chunks,
+                            buf: *buf,
                         };
                         resp[wc.q.idx()].judge(&w, g, &c, wc.status)
                     }
@@ -237,15 +239,9 @@ fn notes(w: &World<'_>, log: &VictimLog, tr: &FuzzerTrace, rep: &mut Report) {
     ));
     if w.wire_skipped.get() > 0 {
         rep.notes.push(format!(
-            "{} RC successes posted before the fuzzer followed their generation: not checked \
-             on the wire",
+            "{} successes posted before the fuzzer followed their generation, or (UC) completed \
+             as it stopped reading: not checked on the wire",
             w.wire_skipped.get()
-        ));
-    }
-    if w.uc_unseen.get() > 0 {
-        rep.notes.push(format!(
-            "{} UC successes whose last packet the fuzzer never saw (UC may drop it locally)",
-            w.uc_unseen.get()
         ));
     }
     if w.lost > 0 {

@@ -391,6 +391,11 @@ impl Ctx<'_> {
     }
 }
 
+/// How long before the fuzzer trace's end a UC send must have completed for its packets to be
+/// judged as seen or not: the fuzzer reads what the victim sends for a while after its last
+/// packet, not forever.
+const UC_TAIL: u64 = 200_000_000;
+
 /// Judges a send completion of status `status` for work request `wr` of generation `g` of `q`
 /// (R2-R5; R1 is the caller's).
 pub(crate) fn judge_send(
@@ -407,16 +412,23 @@ pub(crate) fn judge_send(
         return Verdict::Unjudged("local operation");
     }
     if q == QpKind::Uc {
-        // UC has no responses: every work request completes with success once sent (9.8). A
-        // packet may be dropped before the wire, so one never seen is only counted.
-        if status == 0
-            && w.lost == 0
-            && w.watched(q, g.conn.gen, wr.t)
-            && !w.sent_request(q, wr.last().value(), wr.t.saturating_sub(slack), u64::MAX)
-        {
-            w.uc_unseen.set(w.uc_unseen.get() + 1);
+        // UC has no responses: a work request completes with success once sent (9.8). Its
+        // last packet must be on the wire, unless the fuzzer was not reading then (before it
+        // followed the generation, or within UC_TAIL of its trace's end) or lost packets.
+        let judged = w.lost == 0 && w.watched(q, g.conn.gen, wr.t) && w.still_read(t_wc, UC_TAIL);
+        let sent = || w.sent_request(q, wr.last().value(), wr.t.saturating_sub(slack), u64::MAX);
+        if status == 0 && !judged {
+            w.wire_skipped.set(w.wire_skipped.get() + 1);
         }
         return match status {
+            0 if judged && !sent() => Verdict::Lie(
+                "UC-wire",
+                format!(
+                    "success of {}: its last packet (PSN {}) never went on the wire",
+                    wr_desc(wr),
+                    wr.last().value()
+                ),
+            ),
             0 => Verdict::Pass,
             5 => flush(w, q, g, t_wc),
             _ => Verdict::Lie(

@@ -56,6 +56,8 @@ pub(crate) struct Recv<'a> {
     pub(crate) inv: Option<u32>,
     /// Chunk hashes.
     pub(crate) chunks: &'a [u64],
+    /// The receive buffer's length, if the victim logged it.
+    pub(crate) buf: Option<u64>,
 }
 
 /// The responder judge of one QP: packets indexed, matching state per generation.
@@ -65,8 +67,9 @@ pub(crate) struct Responder {
     sends: HashMap<(u32, u64), Vec<usize>>,
     /// RDMA WRITE packets by PSN.
     writes: HashMap<u32, Vec<usize>>,
-    /// Times a SEND message (complete or not) grew past the receive buffer.
-    too_long: Vec<u64>,
+    /// (time, bytes so far) of each SEND packet: how long its message (complete or not) had
+    /// grown, by time.
+    grown: Vec<(u64, u64)>,
     /// The matching state of each generation.
     states: HashMap<u32, Vec<State>>,
 }
@@ -83,11 +86,10 @@ impl Responder {
             q,
             sends: HashMap::new(),
             writes: HashMap::new(),
-            too_long: Vec::new(),
+            grown: Vec::new(),
             states: HashMap::new(),
         };
         let mut partial: HashMap<u32, u64> = HashMap::new();
-        let buf = w.cfg.recv_buf;
         for (i, p) in w.req[q.idx()].pkts.iter().enumerate() {
             let Some(op) = p.op else { continue };
             if op.is_write() {
@@ -109,14 +111,12 @@ impl Responder {
                 }
                 _ => len,
             };
-            if sum > buf {
-                r.too_long.push(p.t);
-            }
+            r.grown.push((p.t, sum));
             if matches!(op, Op::SendFirst | Op::SendMiddle) {
                 partial.insert(p.psn.next().value(), sum);
             }
         }
-        r.too_long.sort_unstable();
+        r.grown.sort_unstable();
         r
     }
 
@@ -147,8 +147,14 @@ impl Responder {
         match status {
             0 => self.success(w, g, c, lo, hi),
             1 => {
-                let i = self.too_long.partition_point(|&t| t < lo);
-                if self.too_long.get(i).is_some_and(|&t| t <= hi) {
+                // The buffer the victim logged, else the configured one.
+                let buf = c.buf.unwrap_or(w.cfg.recv_buf);
+                let i = self.grown.partition_point(|&(t, _)| t < lo);
+                let over = self.grown[i..]
+                    .iter()
+                    .take_while(|&&(t, _)| t <= hi)
+                    .any(|&(_, sum)| sum > buf);
+                if over {
                     Verdict::Pass
                 } else {
                     Verdict::Lie(
@@ -156,7 +162,9 @@ impl Responder {
                         format!(
                             "receive LOC_LEN at {} in generation {} without a SEND message \
                              longer than {} bytes",
-                            c.t, g.conn.gen, w.cfg.recv_buf
+                            c.t,
+                            g.conn.gen,
+                            c.buf.unwrap_or(w.cfg.recv_buf)
                         ),
                     )
                 }

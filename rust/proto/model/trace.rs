@@ -155,6 +155,8 @@ pub(crate) enum WcBody {
         imm: Option<u32>,
         inv: Option<u32>,
         chunks: Vec<u64>,
+        /// The receive buffer's length, if logged (after the chunks).
+        buf: Option<u64>,
     },
 }
 
@@ -340,6 +342,7 @@ impl VictimLog {
                             imm,
                             inv,
                             chunks,
+                            buf: dec(f.next()),
                         }
                     }
                     _ => return false,

@@ -85,8 +85,8 @@ pub(crate) struct World<'c> {
     /// Success completions whose wire check was skipped: posted before the fuzzer followed
     /// their generation (it may not have been reading yet).
     pub(crate) wire_skipped: Cell<usize>,
-    /// UC success completions whose last packet the fuzzer never saw (UC may drop locally).
-    pub(crate) uc_unseen: Cell<usize>,
+    /// The time of the fuzzer trace's last event: after it, nothing the victim sends is seen.
+    pub(crate) trace_end: u64,
 }
 
 impl<'c> World<'c> {
@@ -110,7 +110,14 @@ impl<'c> World<'c> {
             followed: HashMap::new(),
             any_followed: [false; 2],
             wire_skipped: Cell::new(0),
-            uc_unseen: Cell::new(0),
+            trace_end: tr
+                .rx
+                .iter()
+                .chain(&tr.tx_ok)
+                .map(|p| p.t)
+                .chain(tr.gens.iter().map(|g| g.0))
+                .max()
+                .unwrap_or(0),
         };
         for &(t, q, gen) in &log.errs {
             w.moved_to_err.entry((q, gen)).or_insert(t);
@@ -205,6 +212,11 @@ impl<'c> World<'c> {
 
     /// Returns whether the fuzzer was reading what generation `gen` of `q` sent at time `t`:
     /// it had started to follow it (or its trace does not say when it starts).
+    /// Returns whether the fuzzer still read what the victim sent `tail` after time `t`.
+    pub(crate) fn still_read(&self, t: u64, tail: u64) -> bool {
+        t.saturating_add(tail) <= self.trace_end
+    }
+
     pub(crate) fn watched(&self, q: QpKind, gen: u32, t: u64) -> bool {
         !self.any_followed[q.idx()]
             || self

@@ -22,6 +22,7 @@ const SEND_ONLY: u8 = 0x04;
 const SEND_ONLY_IMM: u8 = 0x05;
 const WRITE_FIRST: u8 = 0x06;
 const WRITE_ONLY: u8 = 0x0a;
+const WRITE_LAST: u8 = 0x08;
 const WRITE_LAST_IMM: u8 = 0x09;
 const READ_REQ: u8 = 0x0c;
 const RR_FIRST: u8 = 0x0d;
@@ -357,7 +358,7 @@ fn r2_wire_check_follows_the_fuzzer() {
     verdict(&r, &[]);
     assert!(r
         .render()
-        .contains("1 RC successes posted before the fuzzer followed"));
+        .contains("1 successes posted before the fuzzer followed"));
     // Posted after it: checked.
     t.post(5, "rc", 2, "send", 8)
         .ack(6, 101, 0)
@@ -630,10 +631,22 @@ fn uc_requester_completes_with_success_only() {
     t.post(1, "uc", 1, "send", 8)
         .post(1, "uc", 2, "write", 2000);
     t.wc(2, "uc", 1, 0, "-").wc(2, "uc", 2, 0, "-");
+    // The fuzzer read on for a second after: neither went on the wire, both lied.
+    t.rx(1000, SEND_ONLY, 500);
+    verdict(&t.run(), &["UC-wire", "UC-wire"]);
+    // Its last packet seen: true.
+    t.rx(3, 0x20 | SEND_ONLY, 100)
+        .rx(3, 0x20 | WRITE_FIRST, 101)
+        .rx(3, 0x20 | WRITE_LAST, 102);
+    verdict(&t.run(), &[]);
+    // Completed as the fuzzer stopped reading: not judged, and said so.
+    let mut t = Tb::new(100, 0);
+    t.post(1, "uc", 1, "send", 8).wc(2, "uc", 1, 0, "-");
     let r = t.run();
     verdict(&r, &[]);
-    // Neither went on the wire as far as the fuzzer saw: UC may drop locally, so only counted.
-    assert!(r.render().contains("2 UC successes whose last packet"));
+    assert!(r
+        .render()
+        .contains("1 successes posted before the fuzzer followed"));
     let mut t = Tb::new(100, 0);
     t.post(1, "uc", 1, "send", 8).wc(2, "uc", 1, 10, "-");
     verdict(&t.run(), &["UC"]);
@@ -828,6 +841,24 @@ fn s2_local_length_error_needs_a_long_message() {
     verdict(&t.run(), &[]);
     // And the receive error explains the flushes after it.
     t.recv(2, "rc", 5, 0, 0, 0, 0, "-");
+    verdict(&t.run(), &[]);
+}
+
+#[test]
+fn s2_the_logged_receive_buffer_decides() {
+    // A 100-byte SEND into a logged 64-byte buffer is too long; into a 4096-byte one it is not.
+    let mut t = Tb::new(0, 100);
+    t.req(1, SEND_ONLY, RC, 100, 0, 100, 1);
+    t.line_v(format!("wc {} rc 1 7 recv 1 0 0 00000000 0 - 64", 2 * MS));
+    verdict(&t.run(), &[]);
+    let mut t = Tb::new(0, 100);
+    t.req(1, SEND_ONLY, RC, 100, 0, 100, 1);
+    t.line_v(format!("wc {} rc 1 7 recv 1 0 0 00000000 0 - 4096", 2 * MS));
+    verdict(&t.run(), &["S2-loc-len"]);
+    // No buffer at all: any byte is too many.
+    let mut t = Tb::new(0, 100);
+    t.req(1, SEND_ONLY, RC, 100, 0, 1, 1);
+    t.line_v(format!("wc {} rc 1 15 recv 1 0 0 00000000 0 - 0", 2 * MS));
     verdict(&t.run(), &[]);
 }
 
