@@ -219,6 +219,14 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* The receive buffer of slot `slot` of QP `qi`: 4 KiB, every 16th 64 bytes, another none. */
+static uint32_t recv_len_of(int qi, uint32_t slot)
+{
+	if (qi == Q_UD)
+		return UD_RECV_LEN;
+	return slot % 16 == 7 ? 64 : slot % 16 == 15 ? 0 : RECV_LEN;
+}
+
 /* A send work request posted on the RC or UC QP (op -1: a window bind). */
 static void log_post(int qi, uint32_t seq, int op, uint32_t len, const uint8_t *buf)
 {
@@ -251,6 +259,7 @@ static void log_wc(int qi, int kind, const struct ibv_wc *wc)
 			wc->wc_flags & IBV_WC_WITH_IMM ? ntohl(wc->imm_data) : 0,
 			wc->wc_flags & IBV_WC_WITH_INV ? wc->invalidated_rkey : 0);
 		log_chunks(b, n <= RECV_LEN ? n : RECV_LEN);
+		fprintf(vlog, " %u", recv_len_of(qi, low % RQ_DEPTH));
 	} else if (wc->status == IBV_WC_SUCCESS && sent[qi][low % 64].seq == low &&
 		   sent[qi][low % 64].buf) {
 		int op = sent[qi][low % 64].op;
@@ -312,11 +321,8 @@ static int post_recv(int qi, uint32_t slot)
 	struct ibv_recv_wr wr = { .wr_id = wrid(K_RECV, qi, slot), .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 
-	if (qi == Q_UD)
-		sge.length = UD_RECV_LEN;
-	else if (slot % 16 == 7)
-		sge.length = 64;
-	else if (slot % 16 == 15)
+	sge.length = recv_len_of(qi, slot);
+	if (!sge.length)
 		wr.num_sge = 0;
 	if (ibv_post_recv(q[qi].qp, &wr, &bad))
 		return -1;
