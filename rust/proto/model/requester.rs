@@ -34,6 +34,19 @@ use super::wire::Packet;
 use super::wire::Syndrome;
 use super::world::World;
 
+/// The NAK codes a requester reports as a remote operational error: code 3, and the codes it
+/// has no meaning for on RC (4, invalid RD request; 5-31, reserved), which the spec leaves to
+/// the implementation; C rxe and rrxe both report those as remote operational errors.
+const REM_OP_CODES: [u8; 29] = {
+    let mut c = [0u8; 29];
+    let mut i = 0;
+    while i < 29 {
+        c[i] = 3 + i as u8;
+        i += 1;
+    }
+    c
+};
+
 /// The READ response operation for packet `i` of `n` (9.7.4.1.2).
 pub(crate) const fn read_resp_op(i: u32, n: u32) -> Op {
     if n <= 1 {
@@ -233,13 +246,28 @@ impl Ctx<'_> {
         if (wr.len == 0 && !h.is_empty()) || (wr.len > 0 && h.len() != n as usize) {
             return Verdict::Unjudged("hash count does not fit the READ");
         }
+        let slack = self.w.cfg.slack_ns;
         for i in 0..n {
             let p = wr.first.wrapping_add(i);
             let op = read_resp_op(i, n);
+            // A READ resumed at packet i (the requester asked again from its PSN, 9.7.5.1.4)
+            // is answered as a new READ of the rest: its first response starts a message
+            // there, a FIRST (or an ONLY for the last packet).
+            let resumed = (i > 0
+                && self.w.sent_request(
+                    QpKind::Rc,
+                    p.value(),
+                    wr.t.saturating_sub(slack),
+                    self.t_wc.saturating_add(slack),
+                ))
+            .then(|| read_resp_op(0, n - i));
             let len = chunk_len(i, n, wr.len, self.g.conn.mtu);
             let hash = h.get(i as usize).copied();
             let found = self.resps.iter().any(|r| {
-                r.psn == p && r.op == Some(op) && r.len == len && hash.is_none_or(|x| x == r.hash)
+                r.psn == p
+                    && (r.op == Some(op) || (r.op.is_some() && r.op == resumed))
+                    && r.len == len
+                    && hash.is_none_or(|x| x == r.hash)
             });
             if !found {
                 let at: Vec<String> = self
@@ -453,9 +481,9 @@ pub(crate) fn judge_send(
         1 => c.loc_len(),
         5 => flush(w, q, g, t_wc),
         7 => c.bad_resp(),
-        9 => c.nak(&[1, 4]),
+        9 => c.nak(&[1]),
         10 => c.nak(&[2]),
-        11 => c.nak(&[3]),
+        11 => c.nak(&REM_OP_CODES),
         12 => c.retry_exc(),
         13 => Verdict::Lie(
             "R5-rnr",

@@ -427,6 +427,42 @@ fn r3_read_needs_every_response_with_its_data() {
 }
 
 #[test]
+fn r3_a_resumed_read_starts_again_where_it_was_asked_again() {
+    let val = "00000000000000a1,00000000000000a2,00000000000000a3";
+    // Asked again from its second packet: a FIRST there, then the LAST.
+    let resumed = |rerequest: bool| {
+        let mut t = read_2500();
+        t.rr(3, RR_FIRST, 100, 1024, 0xa1);
+        if rerequest {
+            t.rx(4, READ_REQ, 101);
+        }
+        t.rr(5, RR_FIRST, 101, 1024, 0xa2)
+            .rr(5, RR_LAST, 102, 452, 0xa3)
+            .wc(6, "rc", 1, 0, val);
+        t
+    };
+    verdict(&resumed(true).run(), &[]);
+    // The same FIRST without the READ asked again there: no responder sends it.
+    verdict(&resumed(false).run(), &["R3"]);
+    // Asked again for its last packet only: an ONLY there.
+    let mut t = read_2500();
+    t.rr(3, RR_FIRST, 100, 1024, 0xa1)
+        .rr(3, RR_MIDDLE, 101, 1024, 0xa2)
+        .rx(4, READ_REQ, 102)
+        .rr(5, RR_ONLY, 102, 452, 0xa3)
+        .wc(6, "rc", 1, 0, val);
+    verdict(&t.run(), &[]);
+    // A MIDDLE never starts a READ, asked again or not.
+    let mut t = read_2500();
+    t.rx(2, READ_REQ, 100)
+        .rr(3, RR_MIDDLE, 100, 1024, 0xa1)
+        .rr(3, RR_MIDDLE, 101, 1024, 0xa2)
+        .rr(3, RR_LAST, 102, 452, 0xa3)
+        .wc(4, "rc", 1, 0, val);
+    verdict(&t.run(), &["R3"]);
+}
+
+#[test]
 fn r3_zero_length_read() {
     let mut t = Tb::new(100, 0);
     t.post(1, "rc", 1, "read", 0).rx(2, READ_REQ, 100);
@@ -501,9 +537,13 @@ fn r5_remote_errors_need_their_nak() {
         (10, 0x62, true),
         (10, 0x61, false),
         (9, 0x61, true),
-        (9, 0x64, true),
+        (9, 0x64, false),
         (11, 0x63, true),
+        // Invalid RD request and reserved codes: a remote operational error, as C rxe says.
+        (11, 0x64, true),
+        (11, 0x7f, true),
         (11, 0x60, false),
+        (11, 0x62, false),
     ] {
         let mut t = send_3000();
         t.ack(3, 101, syn).wc(4, "rc", 1, status, "-");
