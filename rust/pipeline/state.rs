@@ -180,6 +180,7 @@ impl QpPipe {
             since_ackreq: 0,
             resume: None,
             asked_again: None,
+            read_resumed_at: None,
             open: false,
         };
         let recv = RecvState {

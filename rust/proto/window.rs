@@ -14,6 +14,7 @@
 //!
 //! The window's ends are the completer's own state; the classifier only reads them.
 
+use super::opcode::Position;
 use super::psn::{
     in_window,
     Psn, //
@@ -111,23 +112,36 @@ impl AckedThrough {
 /// Whether a READ response packet fits its place in the READ: the response at `index`
 /// (counted from the READ's first PSN) of a READ of `length` bytes with path MTU `mtu` carries
 /// exactly one MTU unless it is the last, and the last carries the rest (a zero-length READ:
-/// one empty response). `ends_message` (a LAST or ONLY opcode) must be set on the last response
-/// and only there: an early LAST would complete the READ with bytes missing.
-///
-/// A READ resumed after a retransmission asks for its remaining responses, which the responder
-/// numbers from a FIRST or ONLY again, so whether a response starts a message says nothing
-/// here; its PSN still places it in the whole READ.
+/// one empty response). Its opcode's `position` must fit too (9.7.4.1.2): it ends the message
+/// (LAST or ONLY) at the last place and only there, as an early LAST would complete the READ
+/// with bytes missing; it starts one (FIRST or ONLY) at the first place, and elsewhere only
+/// where the requester asked for the rest again (`resumed_at`, the place of its latest READ
+/// request after a gap or a retransmission: the responder answers that as a new READ, from a
+/// FIRST or ONLY). A MIDDLE or LAST at the first place, or a FIRST nobody asked for, is no
+/// response of any responder's.
 pub(crate) fn read_response_fits(
     length: u32,
     mtu: u32,
     index: u32,
-    ends_message: bool,
+    resumed_at: Option<u32>,
+    position: Position,
     payload_len: usize,
 ) -> bool {
     let Some(count) = super::seq::packets_for(length, mtu) else {
         return false;
     };
-    if index >= count || ends_message != (index == count - 1) {
+    if index >= count || position.ends_message() != (index == count - 1) {
+        return false;
+    }
+    // Elsewhere than the first place, a continuation fits where the READ was asked for again
+    // too: responses to the earlier request may still come.
+    let starts = position.starts_message();
+    let start_fits = if index == 0 {
+        starts
+    } else {
+        !starts || resumed_at == Some(index)
+    };
+    if !start_fits {
         return false;
     }
     let expected = if index < count - 1 {

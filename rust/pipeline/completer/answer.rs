@@ -28,7 +28,10 @@ use crate::{
     },
     proto::{
         cqe::WcStatus,
-        opcode::OpKind,
+        opcode::{
+            OpKind,
+            Position, //
+        },
         packet::ParsedHeaders,
         psn::{
             cmp_psn,
@@ -91,14 +94,24 @@ pub(super) fn on_answer(
     };
     // FLUSH and ATOMIC WRITE are answered by one zero-length READ RESPONSE ONLY.
     let is_data = t.opcode == WrOpcode::RdmaRead;
-    if is_read && !is_data && !(payload.is_empty() && h.info.position.ends_message()) {
-        return CompOutcome::drop(DropReason::LengthError);
-    }
-    let index = psn.psn().distance_from(t.first_psn);
-    let ends = h.info.position.ends_message();
-    if is_data && !window::read_response_fits(t.length, snap.mtu, index, ends, payload.len()) {
+    let position = h.info.position;
+    if is_read && !is_data && !(payload.is_empty() && position == Position::Only) {
         return CompOutcome::drop(DropReason::ResponseLength);
     }
+    let index = psn.psn().distance_from(t.first_psn);
+    let resumed_at = st.read_resumed_at.map(|p| p.distance_from(t.first_psn));
+    let fits = window::read_response_fits(
+        t.length,
+        snap.mtu,
+        index,
+        resumed_at,
+        position,
+        payload.len(),
+    );
+    if is_data && !fits {
+        return CompOutcome::drop(DropReason::ResponseLength);
+    }
+    let ends = position.ends_message();
     let orig;
     let data: &[u8] = if is_read {
         payload

@@ -105,6 +105,9 @@ pub(super) fn next_packet(
         Err(_) => return Err(WcStatus::LocQpOpErr),
     };
     st.since_ackreq = if ack_req { 0 } else { since_ackreq };
+    if w.opcode == WrOpcode::RdmaRead && offset > 0 {
+        st.read_resumed_at = Some(st.psn);
+    }
     sent_one(st, snap, &w, offset, payload)?;
     qp.device().count_sent(payload);
     Ok(Some(TxItem {

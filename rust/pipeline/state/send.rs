@@ -157,6 +157,10 @@ pub(crate) struct SendState {
     /// The `comp_psn` at which a gap in READ responses last made the completer ask again: one
     /// retry per gap, not one per response behind it (the timer covers a lost retry).
     pub(in crate::pipeline) asked_again: Option<Psn>,
+    /// The PSN of the latest READ request that asked for the rest of a READ (sent mid-message
+    /// after a gap or a retransmission, always for the oldest WQE): its responses start there
+    /// again, from a FIRST or ONLY ([`crate::proto::window::read_response_fits`]).
+    pub(in crate::pipeline) read_resumed_at: Option<Psn>,
     /// The QP is in RTS or SQD by the last transition: WQEs may start and answers complete
     /// them. Cleared under this lock by the move to ERR or RESET, before the send queue is
     /// flushed, so a pass that took its snapshot earlier starts, answers and completes

@@ -6,6 +6,7 @@
 //! carries one path MTU), not from the code under test.
 
 use crate::proto::psn::Psn;
+use crate::proto::opcode::Position;
 use crate::proto::window::read_response_fits;
 use crate::proto::window::AnswerPsn;
 use crate::proto::window::SendWindow;
@@ -61,36 +62,76 @@ fn acknowledgements_end_inside_or_just_before_the_window() {
 
 #[test]
 fn read_responses_carry_one_mtu_until_the_last() {
+    use Position::{
+        First,
+        Last,
+        Middle, //
+    };
+    let fits = |i, pos, n| read_response_fits(10_000, 1024, i, None, pos, n);
     // 10000 bytes at MTU 1024: ten responses, nine full, the last 784 bytes.
     for i in 0..9 {
-        assert!(read_response_fits(10_000, 1024, i, false, 1024), "{i}");
-        assert!(!read_response_fits(10_000, 1024, i, false, 1023), "{i}");
-        assert!(!read_response_fits(10_000, 1024, i, false, 1025), "{i}");
+        let pos = if i == 0 { First } else { Middle };
+        assert!(fits(i, pos, 1024), "{i}");
+        assert!(!fits(i, pos, 1023), "{i}");
+        assert!(!fits(i, pos, 1025), "{i}");
         // A LAST before the last place would complete the READ with bytes missing.
-        assert!(!read_response_fits(10_000, 1024, i, true, 1024), "{i}");
+        assert!(!fits(i, Last, 1024), "{i}");
     }
-    assert!(read_response_fits(10_000, 1024, 9, true, 784));
-    assert!(!read_response_fits(10_000, 1024, 9, true, 1024));
-    assert!(!read_response_fits(10_000, 1024, 9, true, 783));
-    assert!(!read_response_fits(10_000, 1024, 9, false, 784));
+    assert!(fits(9, Last, 784));
+    assert!(!fits(9, Last, 1024));
+    assert!(!fits(9, Last, 783));
+    assert!(!fits(9, Middle, 784));
     // No place past the READ's responses.
-    assert!(!read_response_fits(10_000, 1024, 10, true, 0));
-    assert!(!read_response_fits(10_000, 1024, u32::MAX, true, 0));
+    assert!(!fits(10, Last, 0));
+    assert!(!fits(u32::MAX, Last, 0));
+}
+
+#[test]
+fn read_responses_start_where_the_read_was_asked_for() {
+    use Position::{
+        First,
+        Last,
+        Middle,
+        Only, //
+    };
+    let fits = |i, resumed, pos, n| read_response_fits(3000, 1024, i, resumed, pos, n);
+    // The first place starts the message: never a MIDDLE or LAST there.
+    assert!(fits(0, None, First, 1024));
+    assert!(!fits(0, None, Middle, 1024));
+    assert!(!fits(0, Some(0), Middle, 1024));
+    assert!(read_response_fits(100, 1024, 0, None, Only, 100));
+    assert!(!read_response_fits(100, 1024, 0, None, Last, 100));
+    // A FIRST in the middle only where the READ was asked for again.
+    assert!(!fits(1, None, First, 1024));
+    assert!(!fits(1, Some(2), First, 1024));
+    assert!(fits(1, Some(1), First, 1024));
+    // The earlier request's MIDDLE may still come there.
+    assert!(fits(1, Some(1), Middle, 1024));
+    // Asked again for the last packet only: an ONLY there, or the earlier LAST.
+    assert!(fits(2, Some(2), Only, 952));
+    assert!(fits(2, Some(2), Last, 952));
+    assert!(!fits(2, None, Only, 952));
+    assert!(!fits(2, Some(1), Only, 952));
 }
 
 #[test]
 fn single_and_empty_read_responses() {
-    assert!(read_response_fits(0, 1024, 0, true, 0));
-    assert!(!read_response_fits(0, 1024, 0, true, 1));
-    assert!(read_response_fits(1024, 1024, 0, true, 1024));
-    assert!(!read_response_fits(1024, 1024, 0, true, 1025));
-    assert!(read_response_fits(2048, 1024, 1, true, 1024));
-    assert!(read_response_fits(1, 4096, 0, true, 1));
+    use Position::{
+        Last,
+        Middle,
+        Only, //
+    };
+    assert!(read_response_fits(0, 1024, 0, None, Only, 0));
+    assert!(!read_response_fits(0, 1024, 0, None, Only, 1));
+    assert!(read_response_fits(1024, 1024, 0, None, Only, 1024));
+    assert!(!read_response_fits(1024, 1024, 0, None, Only, 1025));
+    assert!(read_response_fits(2048, 1024, 1, None, Last, 1024));
+    assert!(read_response_fits(1, 4096, 0, None, Only, 1));
     // A zero MTU has no geometry.
-    assert!(!read_response_fits(100, 0, 0, true, 100));
+    assert!(!read_response_fits(100, 0, 0, None, Only, 100));
     // The largest message: 2^31 bytes at MTU 256.
     let len = 1u32 << 31;
     let count = len / 256;
-    assert!(read_response_fits(len, 256, count - 1, true, 256));
-    assert!(read_response_fits(len, 256, count - 2, false, 256));
+    assert!(read_response_fits(len, 256, count - 1, None, Last, 256));
+    assert!(read_response_fits(len, 256, count - 2, None, Middle, 256));
 }
