@@ -34,6 +34,7 @@
 is_rrxe || [ "${PFUZZ_ORACLE:-0}" = 1 ] ||
 	skip "rrxe only: C rxe has known bugs with hostile packets on live QPs (PFUZZ_ORACLE=1 runs it)"
 need_bin fuzz_victim
+need_bin rrxe-oracle
 command -v python3 >/dev/null || skip "no python3"
 ns=rrpf
 PEER=192.168.81.1 ADDR=192.168.81.2
@@ -169,6 +170,15 @@ mads=$(sed -n 's/^totals: .*mads=\([0-9]*\).*/\1/p' "$dir/fuzzer")
 madw=$(sed -n 's/^totals: .*mad_wrong=\([0-9]*\).*/\1/p' "$dir/fuzzer")
 [ "${madw:-1}" -eq 0 ] ||
 	failed+=("${madw:-?} answers to the ${mads:-?} MADs sent were to responses, traps or reports, or more than asked")
+# The reference model (rust/proto/model, run as rrxe-oracle): every completion of the RC and
+# UC QPs, success or error, send or receive, must be one a QP following the spec may report
+# given the packets that went each way (the victim's log, the fuzzer's trace).
+"$BIN/rrxe-oracle" "$dir/vlog" "$dir/trace" >"$dir/model" 2>&1
+mrc=$?
+sed 's/^/# model: /' "$dir/model"
+if [ $mrc -ne 0 ] && [ "${PFUZZ_ORACLE_STRICT:-1}" = 1 ]; then
+	failed+=("the reference model judged completions the spec does not allow (rrxe-oracle exit $mrc)")
+fi
 lost=$(total lost_wrs)
 [ "${lost:-0}" -eq 0 ] ||
 	failed+=("$lost work requests of the victim never completed, not even flushed")
