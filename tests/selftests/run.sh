@@ -53,7 +53,7 @@ ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pyverbs odp p
 	rmmod pma_counters multicast nvmeof nfs_rdma hostile_packets netns perftest busy_rmmod"
 declare -A EST=(
 	[busy_rmmod]=25 [teardown_races]=150 [rmmod]=30 [netdev_unregister]=30 [verbs_hostile]=20
-	[verbs_attack]=50 [uverbs_fuzz]=50 [verbs_ops]=20 [kverbs]=30 [hostile_packets]=70
+	[verbs_attack]=50 [uverbs_fuzz]=50 [verbs_ops]=20 [kverbs]=60 [hostile_packets]=70
 	[packet_fuzz]=60 [pingpong]=65 [rdma_cm]=35 [verbs_qp]=25 [verbs_objs]=35 [verbs_cq]=20
 	[perftest]=120 [link_add_del]=20 [one_per_netdev]=15 [rxe_refusal]=20 [kunit]=30
 	[pyverbs]=120 [pma_counters]=30 [mad]=180 [link_type_rxe]=20 [odp]=90 [nfs_rdma]=220 [nvmeof]=120
