@@ -227,8 +227,11 @@ static uint32_t recv_len_of(int qi, uint32_t slot)
 	return slot % 16 == 7 ? 64 : slot % 16 == 15 ? 0 : RECV_LEN;
 }
 
-/* A send work request posted on the RC or UC QP (op -1: a window bind). */
-static void log_post(int qi, uint32_t seq, int op, uint32_t len, const uint8_t *buf)
+/*
+ * A send work request posted on the RC or UC QP (op -1: a window bind) at `t`, taken before the
+ * post: the post may send it (under a slow kernel, milliseconds before it returns).
+ */
+static void log_post(uint64_t t, int qi, uint32_t seq, int op, uint32_t len, const uint8_t *buf)
 {
 	if (!vlog || qi == Q_UD)
 		return;
@@ -236,7 +239,7 @@ static void log_post(int qi, uint32_t seq, int op, uint32_t len, const uint8_t *
 	sent[qi][seq % 64].op = op;
 	sent[qi][seq % 64].len = len;
 	sent[qi][seq % 64].buf = buf;
-	fprintf(vlog, "post %llu %s %u %u %s %u\n", (unsigned long long)now_ns(), qname[qi],
+	fprintf(vlog, "post %llu %s %u %u %s %u\n", (unsigned long long)t, qname[qi],
 		q[qi].gen, seq, op < 0 ? "bind" : logname[op], len);
 }
 
@@ -335,6 +338,7 @@ static void bind_mw(void)
 {
 	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW, .send_flags = IBV_SEND_SIGNALED },
 			   *bad;
+	uint64_t t = now_ns();
 
 	if (!mw || mw_binding || mw_failures >= 3 || q[Q_RC].need_reset)
 		return;
@@ -349,7 +353,7 @@ static void bind_mw(void)
 		return;
 	}
 	mw->rkey = wr.bind_mw.rkey;
-	log_post(Q_RC, q[Q_RC].seq++, -1, 0, NULL);
+	log_post(t, Q_RC, q[Q_RC].seq++, -1, 0, NULL);
 	mw_binding = 1;
 	q[Q_RC].outstanding++;
 	q[Q_RC].send_posted++;
@@ -582,6 +586,7 @@ static void post_request(int qi)
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
 	int op = qi == Q_RC ? rnd() % NOPS : rnd() % 4;
+	uint64_t t = now_ns();
 	uint32_t loglen;
 	int r;
 
@@ -672,7 +677,7 @@ posted:
 	v->send_posted++;
 	v->posted[op]++;
 	loglen = op == OP_AWRITE ? 8 : op == OP_FLUSH ? 0 : sge.length;
-	log_post(qi, (uint32_t)wr.wr_id, op, loglen, buf);
+	log_post(t, qi, (uint32_t)wr.wr_id, op, loglen, buf);
 	v->last_post = now_ms();
 }
 
