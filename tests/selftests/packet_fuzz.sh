@@ -24,7 +24,7 @@
 # address check must have dropped the packets from other addresses; and a data-checked
 # ibv_rc_pingpong on the device must pass. The victim's counters and the device's counters that
 # moved are printed as diagnostics. PFUZZ_KEEP=DIR (a directory the guest may write) keeps the
-# victim's log and the fuzzer's trace.
+# victim's log and the fuzzer's trace in DIR/SEED.
 #
 # rrxe only. The C rxe (the oracle) has known bugs with hostile packets on live QPs, fixed over
 # many kernel releases (a splat there would fail the oracle run for C rxe, not for rrxe), retries
@@ -77,6 +77,19 @@ counters() {
 		awk 'NF == 2 && $2 ~ /^[0-9]+$/'
 }
 counters >"$dir/before"
+# Packets the network below the driver dropped: the neighbour layer's queue of packets waiting
+# for an address (every CPU's unresolved_discards) and the veth pair. What the model cannot
+# see on the wire for that reason it does not hold against the driver.
+below() {
+	local n=0 v
+	for v in $(awk 'NR > 1 { print $12 }' /proc/net/stat/arp_cache); do
+		n=$((n + 16#$v))
+	done
+	n=$((n + $(cat /sys/class/net/pfb/statistics/tx_dropped)))
+	n=$((n + $(ip netns exec "$ns" cat /sys/class/net/pfa/statistics/rx_dropped)))
+	echo $n
+}
+below_before=$(below)
 
 timeout $((secs + 300)) "$BIN/fuzz_victim" -d "$DEV" -g "$gidx" -a $PEER -o "$dir/state" \
 	-s "$seed" -t $((secs + 240)) -c "$dir/stamps_ok" -l "$dir/vlog" >"$dir/victim" 2>&1 &
@@ -107,9 +120,15 @@ wait "$vic"
 vrc=$?
 vic=
 grep -v '^# victim ready' "$dir/victim" | sed 's/^\([^#]\)/# \1/'
+below_lost=$(($(below) - below_before))
+if [ "$below_lost" -gt 0 ]; then
+	diag "the network below the driver dropped $below_lost packets: not judged on the wire"
+	echo "lost $below_lost" >>"$dir/trace"
+fi
 if [ -n "${PFUZZ_KEEP:-}" ]; then
-	cp "$dir/vlog" "$dir/trace" "$dir/stamps_ok" "$dir/stamps_seen" "$PFUZZ_KEEP/" &&
-		diag "the victim's log and the fuzzer's trace kept in $PFUZZ_KEEP"
+	mkdir -p "$PFUZZ_KEEP/$seed" &&
+		cp "$dir/vlog" "$dir/trace" "$dir/stamps_ok" "$dir/stamps_seen" "$PFUZZ_KEEP/$seed/" &&
+		diag "the victim's log and the fuzzer's trace kept in $PFUZZ_KEEP/$seed"
 fi
 [ $vrc -eq 0 ] || fail "the victim failed (exit $vrc)"
 
@@ -136,8 +155,9 @@ done
 # one read may acknowledge them blindly). Judged only if the fuzzer's socket dropped none of
 # the victim's packets (it says how many it did); PFUZZ_ORACLE_STRICT=0 only reports.
 slost=$(sed -n 's/^totals: .*sniffer_lost=\([0-9]*\).*/\1/p' "$dir/fuzzer")
-if [ "${slost:-1}" -ne 0 ]; then
-	diag "oracle: the fuzzer's socket dropped ${slost:-?} of the victim's packets: not judged"
+if [ "${slost:-1}" -ne 0 ] || [ "$below_lost" -gt 0 ]; then
+	diag "oracle: of the victim's packets ${slost:-?} dropped by the fuzzer's socket," \
+		"$below_lost below the driver: not judged"
 elif [ -f "$dir/stamps_ok" ] && [ -f "$dir/stamps_seen" ]; then
 	read -r judged early lies < <(python3 -c '
 import sys
