@@ -20,6 +20,8 @@
 //! The rules (see the submodules): R1-R5 for the requester's send completions
 //! ([`requester`]), S1-S2 for the responder's receive completions ([`responder`]).
 
+#[path = "model/errors.rs"]
+mod errors;
 #[path = "model/plan.rs"]
 pub(crate) mod plan;
 #[path = "model/report.rs"]

@@ -14,12 +14,11 @@
 //! - R4: a successful CmpSwap/FetchAdd got its ATOMIC Acknowledge with the original value it
 //!   reports (9.7.5.1.5); ATOMIC WRITE and FLUSH their zero-length READ response (A19) or a
 //!   later acknowledgement.
-//! - R5: an error completion has its cause: a NAK of the matching code in its PSNs (9.7.5.2.x),
-//!   retries exhausted (9.7.5.2.6, 9.7.6.1.3), a response that cannot answer it (BAD_RESP,
-//!   9.9.2), a READ response of the wrong length (LOC_LEN); a flush follows an error (10.3.1,
-//!   the Error state). RNR_RETRY_EXC never happens with `rnr_retry` 7 (infinite, 9.7.5.2.8).
+//! - R5: an error completion has its cause ([`super::errors`]); RNR_RETRY_EXC never happens
+//!   with `rnr_retry` 7 (infinite, 9.7.5.2.8).
 
-use super::plan::after;
+use super::errors::flush;
+use super::errors::REM_OP_CODES;
 use super::plan::at_or_after;
 use super::plan::within;
 use super::plan::Generation;
@@ -33,19 +32,6 @@ use super::wire::Op;
 use super::wire::Packet;
 use super::wire::Syndrome;
 use super::world::World;
-
-/// The NAK codes a requester reports as a remote operational error: code 3, and the codes it
-/// has no meaning for on RC (4, invalid RD request; 5-31, reserved), which the spec leaves to
-/// the implementation; C rxe and rrxe both report those as remote operational errors.
-const REM_OP_CODES: [u8; 29] = {
-    let mut c = [0u8; 29];
-    let mut i = 0;
-    while i < 29 {
-        c[i] = 3 + i as u8;
-        i += 1;
-    }
-    c
-};
 
 /// The READ response operation for packet `i` of `n` (9.7.4.1.2).
 pub(crate) const fn read_resp_op(i: u32, n: u32) -> Op {
@@ -84,7 +70,7 @@ pub(crate) fn desc(p: &Packet) -> String {
 }
 
 /// A work request described for the report.
-fn wr_desc(wr: &Wr) -> String {
+pub(super) fn wr_desc(wr: &Wr) -> String {
     format!(
         "seq {} {} len {} psn [{}, {}] posted {}",
         wr.seq,
@@ -97,19 +83,19 @@ fn wr_desc(wr: &Wr) -> String {
 }
 
 /// What a judge of one send completion looks at.
-struct Ctx<'a> {
-    w: &'a World<'a>,
-    g: &'a Generation,
-    wr: &'a Wr,
+pub(super) struct Ctx<'a> {
+    pub(super) w: &'a World<'a>,
+    pub(super) g: &'a Generation,
+    pub(super) wr: &'a Wr,
     /// The completion's time.
-    t_wc: u64,
+    pub(super) t_wc: u64,
     /// Responses sent after the post and before the completion (with slack).
-    resps: &'a [Packet],
+    pub(super) resps: &'a [Packet],
 }
 
 impl Ctx<'_> {
     /// The response nearest to PSN `p` (by PSN distance), described.
-    fn nearest(&self, p: crate::proto::psn::Psn) -> String {
+    pub(super) fn nearest(&self, p: crate::proto::psn::Psn) -> String {
         let n = self
             .resps
             .iter()
@@ -148,7 +134,7 @@ impl Ctx<'_> {
     }
 
     /// Returns whether response `r` is one that may answer this work request at its PSN.
-    fn fits(&self, r: &Packet) -> bool {
+    pub(super) fn fits(&self, r: &Packet) -> bool {
         let wr = self.wr;
         let i = r.psn.distance_from(wr.first);
         match (r.op, r.aeth()) {
@@ -166,7 +152,7 @@ impl Ctx<'_> {
     }
 
     /// Responses in the work request's PSNs.
-    fn own(&self) -> impl Iterator<Item = &Packet> {
+    pub(super) fn own(&self) -> impl Iterator<Item = &Packet> {
         let (s, e) = (self.wr.first, self.wr.last());
         self.resps.iter().filter(move |r| within(r.psn, s, e))
     }
@@ -322,101 +308,6 @@ impl Ctx<'_> {
             )
         }
     }
-
-    /// R5 for the NAK-driven statuses: a NAK with one of `codes` at one of its PSNs.
-    fn nak(&self, codes: &[u8]) -> Verdict {
-        let found = self
-            .own()
-            .any(|r| matches!(r.aeth(), Some(Syndrome::Nak(c)) if codes.contains(&c)));
-        if found {
-            Verdict::Pass
-        } else {
-            Verdict::Lie(
-                "R5-nak",
-                format!(
-                    "{} failed without a NAK of code {codes:?} at its PSNs; {}",
-                    wr_desc(self.wr),
-                    self.nearest(self.wr.first)
-                ),
-            )
-        }
-    }
-
-    /// R5 for RETRY_EXC: `retry_cnt` retries, each triggered by a sequence NAK in the window,
-    /// an implicit NAK (a later response while a READ or atomic is unanswered) or a timeout
-    /// (counted at half the local ACK timeout, to be lenient).
-    fn retry_exc(&self) -> Verdict {
-        let wr = self.wr;
-        let slack = self.w.cfg.slack_ns;
-        let naks = self
-            .resps
-            .iter()
-            .filter(|r| {
-                let Some(le) = self.g.last_psn_by(r.t.saturating_add(slack)) else {
-                    return false;
-                };
-                if !within(r.psn, wr.first, le) {
-                    return false;
-                }
-                r.aeth() == Some(Syndrome::Nak(0)) || (!wr.op.is_acked() && after(r.psn, wr.last()))
-            })
-            .count();
-        let half = (self.w.cfg.timeout_ns / 2).max(1);
-        let timeouts = self.t_wc.saturating_sub(wr.t) / half;
-        let retries = u64::try_from(naks)
-            .unwrap_or(u64::MAX)
-            .saturating_add(timeouts);
-        if retries >= u64::from(self.w.cfg.retry_cnt) {
-            Verdict::Pass
-        } else {
-            Verdict::Lie(
-                "R5-retry",
-                format!(
-                    "{} gave up after {naks} sequence or implicit NAKs and {} ms",
-                    wr_desc(wr),
-                    self.t_wc.saturating_sub(wr.t) / 1_000_000
-                ),
-            )
-        }
-    }
-
-    /// R5 for BAD_RESP: a response at its PSNs that cannot answer it.
-    fn bad_resp(&self) -> Verdict {
-        match self.own().find(|r| !self.fits(r)) {
-            Some(_) => Verdict::Pass,
-            None => Verdict::Lie(
-                "R5-bad-resp",
-                format!(
-                    "{} failed BAD_RESP but every response at its PSNs fits it; {}",
-                    wr_desc(self.wr),
-                    self.nearest(self.wr.first)
-                ),
-            ),
-        }
-    }
-
-    /// R5 for LOC_LEN: a READ response at its PSNs of a length that does not fit.
-    fn loc_len(&self) -> Verdict {
-        let wr = self.wr;
-        let bad = self.own().any(|r| {
-            r.op.is_some_and(Op::is_read_response) && {
-                let i = r.psn.distance_from(wr.first);
-                wr.op != WrOp::Read || r.len != chunk_len(i, wr.npsn, wr.len, self.g.conn.mtu)
-            }
-        });
-        if bad {
-            Verdict::Pass
-        } else {
-            Verdict::Lie(
-                "R5-loc-len",
-                format!(
-                    "{} failed LOC_LEN without a READ response of a wrong length; {}",
-                    wr_desc(wr),
-                    self.nearest(wr.first)
-                ),
-            )
-        }
-    }
 }
 
 /// How long before the fuzzer trace's end a UC send must have completed for its packets to be
@@ -494,30 +385,4 @@ pub(crate) fn judge_send(
         ),
         _ => Verdict::Unjudged("no rule for this status"),
     }
-}
-
-/// A flush (WR_FLUSH_ERR) is explained by the QP's move to the Error state (IBA 10.3.1): an
-/// error completion of the generation other than a flush, a fatal NAK its RC responder sent, or
-/// the victim's own move to Error (`err` line) before the completion.
-pub(crate) fn flush(w: &World<'_>, q: QpKind, g: &Generation, t_wc: u64) -> Verdict {
-    let slack = w.cfg.slack_ns;
-    if w.error_gens.contains(&(q, g.conn.gen))
-        || w.moved_to_err
-            .get(&(q, g.conn.gen))
-            .is_some_and(|&t| t <= t_wc.saturating_add(slack))
-        || (q == QpKind::Rc
-            && w.fatal_nak(g.conn.t.saturating_sub(slack), t_wc.saturating_add(slack)))
-    {
-        return Verdict::Pass;
-    }
-    if w.lost > 0 {
-        return Verdict::Unjudged("flush unexplained but packets were lost");
-    }
-    Verdict::Lie(
-        "R5-flush",
-        format!(
-            "flush at {t_wc} in generation {} without an error completion or a fatal NAK",
-            g.conn.gen
-        ),
-    )
 }

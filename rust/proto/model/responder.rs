@@ -169,7 +169,7 @@ impl Responder {
                     )
                 }
             }
-            5 => super::requester::flush(w, self.q, g, c.t),
+            5 => super::errors::flush(w, self.q, g, c.t),
             _ => Verdict::Unjudged("no rule for this status"),
         }
     }
