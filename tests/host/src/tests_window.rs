@@ -5,8 +5,8 @@
 //! acknowledgement by a response, the responses' PSNs) and 9.7.6.1.3 (a first or middle packet
 //! carries one path MTU), not from the code under test.
 
-use crate::proto::psn::Psn;
 use crate::proto::opcode::Position;
+use crate::proto::psn::Psn;
 use crate::proto::window::read_response_fits;
 use crate::proto::window::AnswerPsn;
 use crate::proto::window::SendWindow;
