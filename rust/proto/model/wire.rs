@@ -160,15 +160,7 @@ impl Op {
     /// Returns whether UC defines this operation (SEND and RDMA WRITE without invalidate).
     pub(crate) const fn in_uc(self) -> bool {
         self.is_write()
-            || matches!(
-                self,
-                Self::SendFirst
-                    | Self::SendMiddle
-                    | Self::SendLast
-                    | Self::SendLastImm
-                    | Self::SendOnly
-                    | Self::SendOnlyImm
-            )
+            || (self.is_send() && !matches!(self, Self::SendLastInv | Self::SendOnlyInv))
     }
 
     /// Returns the extension headers this operation carries, in wire order (IBA 9.3).

@@ -209,40 +209,43 @@ fn read_2500() -> Tb {
 
 #[test]
 fn r3_read_needs_every_response_with_its_data() {
-    let val = "00000000000000a1,00000000000000a2,00000000000000a3";
-    let mut t = read_2500();
-    t.rr(3, RR_FIRST, 100, 1024, 0xa1)
-        .rr(3, RR_MIDDLE, 101, 1024, 0xa2)
-        .rr(3, RR_LAST, 102, 452, 0xa3)
-        .wc(4, "rc", 1, 0, val);
-    verdict(&t.run(), &[]);
+    // A READ of 2500 bytes answered by `resps` (opcode, PSN, length, hash), the victim
+    // reporting the data hashing a1, a2, a3.
+    let answered = |resps: &[(u8, u32, u32, u64)]| {
+        let mut t = read_2500();
+        for &(op, psn, len, hash) in resps {
+            t.rr(3, op, psn, len, hash);
+        }
+        t.wc(
+            4,
+            "rc",
+            1,
+            0,
+            "00000000000000a1,00000000000000a2,00000000000000a3",
+        );
+        t.run()
+    };
+    let first = (RR_FIRST, 100, 1024, 0xa1);
+    let middle = (RR_MIDDLE, 101, 1024, 0xa2);
+    let last = (RR_LAST, 102, 452, 0xa3);
+    verdict(&answered(&[first, middle, last]), &[]);
     // The data the victim reports differs from what was sent.
-    let mut t = read_2500();
-    t.rr(3, RR_FIRST, 100, 1024, 0xa1)
-        .rr(3, RR_MIDDLE, 101, 1024, 0xbb)
-        .rr(3, RR_LAST, 102, 452, 0xa3)
-        .wc(4, "rc", 1, 0, val);
-    verdict(&t.run(), &["R3"]);
+    verdict(
+        &answered(&[first, (RR_MIDDLE, 101, 1024, 0xbb), last]),
+        &["R3"],
+    );
     // The last response never came (a later ACK is no READ data).
-    let mut t = read_2500();
-    t.rr(3, RR_FIRST, 100, 1024, 0xa1)
-        .rr(3, RR_MIDDLE, 101, 1024, 0xa2)
-        .wc(4, "rc", 1, 0, val);
-    verdict(&t.run(), &["R3"]);
+    verdict(&answered(&[first, middle]), &["R3"]);
     // The first response had the wrong opcode for its place.
-    let mut t = read_2500();
-    t.rr(3, RR_ONLY, 100, 1024, 0xa1)
-        .rr(3, RR_MIDDLE, 101, 1024, 0xa2)
-        .rr(3, RR_LAST, 102, 452, 0xa3)
-        .wc(4, "rc", 1, 0, val);
-    verdict(&t.run(), &["R3"]);
+    verdict(
+        &answered(&[(RR_ONLY, 100, 1024, 0xa1), middle, last]),
+        &["R3"],
+    );
     // The last response was too long.
-    let mut t = read_2500();
-    t.rr(3, RR_FIRST, 100, 1024, 0xa1)
-        .rr(3, RR_MIDDLE, 101, 1024, 0xa2)
-        .rr(3, RR_LAST, 102, 1024, 0xa3)
-        .wc(4, "rc", 1, 0, val);
-    verdict(&t.run(), &["R3"]);
+    verdict(
+        &answered(&[first, middle, (RR_LAST, 102, 1024, 0xa3)]),
+        &["R3"],
+    );
 }
 
 #[test]
