@@ -240,17 +240,20 @@ impl QpPipe {
         let _old = core::mem::replace(&mut self.recv.lock().resources, r);
     }
 
-    /// Takes the receive WQEs the responder took from the ring (or SRQ) and has not completed,
-    /// oldest first: the one a message in progress fills, and one the direct path took. The QP
-    /// entered ERR: they are flushed before the ring's.
     /// Whether the last move to ERR or RESET has closed both sides ([`Self::transition`]):
     /// from then on no pass starts, answers, completes or takes a WQE, and what the rings hold
     /// may be flushed. A caller that sees the QP in ERR before this leaves the flush to the
-    /// move, which flushes after closing.
+    /// move, which flushes after closing. The two locks are taken one after the other, never
+    /// nested.
     pub(crate) fn closed(&self) -> bool {
-        !self.send.lock().open && !self.recv.lock().open
+        let send_open = self.send.lock().open;
+        let recv_open = self.recv.lock().open;
+        !send_open && !recv_open
     }
 
+    /// Takes the receive WQEs the responder took from the ring (or SRQ) and has not completed,
+    /// oldest first: the one a message in progress fills, and one the direct path took. The QP
+    /// entered ERR: they are flushed before the ring's.
     pub(crate) fn take_recv_wqes(&self) -> [Option<u64>; 2] {
         let mut r = self.recv.lock();
         let filling = r.recv.take().map(|p| p.wr_id);
