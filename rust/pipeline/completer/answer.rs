@@ -99,17 +99,19 @@ pub(super) fn on_answer(
         return CompOutcome::drop(DropReason::ResponseLength);
     }
     let index = psn.psn().distance_from(t.first_psn);
-    let resumed_at = st.read_resumed_at.map(|p| p.distance_from(t.first_psn));
-    let fits = window::read_response_fits(
-        t.length,
-        snap.mtu,
-        index,
-        resumed_at,
-        position,
-        payload.len(),
-    );
-    if is_data && !fits {
-        return CompOutcome::drop(DropReason::ResponseLength);
+    if is_data {
+        let resumed_at = st.read_resumed_at.map(|p| p.distance_from(t.first_psn));
+        let fits = window::read_response_fits(
+            t.length,
+            snap.mtu,
+            index,
+            resumed_at,
+            position,
+            payload.len(),
+        );
+        if !fits {
+            return CompOutcome::drop(DropReason::ResponseLength);
+        }
     }
     let ends = position.ends_message();
     let orig;
