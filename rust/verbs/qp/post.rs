@@ -94,10 +94,16 @@ impl RrxeQp {
         if qp.state() != QpState::Err {
             return false;
         }
+        Self::flush_once_closed(qp);
+        true
+    }
+
+    /// Flushes the rings of a QP in ERR if the move to ERR has closed the pipeline; before
+    /// that, the move's own flush, which comes after closing, takes what they hold.
+    fn flush_once_closed(qp: &Qp<RrxeDevice>) {
         if qp.pipe.closed() {
             Self::flush_queues(qp);
         }
-        true
     }
 
     /// Encodes one kernel send work request into the send ring.
@@ -215,11 +221,8 @@ impl RrxeQp {
     pub(crate) fn doorbell(qp: &Qp<RrxeDevice>) -> Result {
         match qp.state() {
             QpState::Reset | QpState::Init | QpState::Rtr => return Err(EINVAL),
-            // In ERR, flushed by the move to ERR until it has closed the pipeline.
             QpState::Err => {
-                if qp.pipe.closed() {
-                    Self::flush_queues(qp);
-                }
+                Self::flush_once_closed(qp);
                 return Ok(());
             }
             QpState::Sqe => {
