@@ -192,5 +192,13 @@ fn send_3000() -> Tb {
     t
 }
 
+/// A READ of 2500 bytes (PSNs 100-102) posted and on the wire, not yet answered.
+fn read_2500() -> Tb {
+    let mut t = Tb::new(100, 0);
+    t.post(1, "rc", 1, "read", 2500).rx(2, READ_REQ, 100);
+    t
+}
+
+mod errors;
 mod requester;
 mod responder;
