@@ -3,6 +3,7 @@
 //! Abstractions over kernel facilities that the `kernel` crate does not wrap yet: notifier
 //! chains, module load events and a driver-wide mutex defined in C.
 
+mod cpus;
 mod crc;
 mod errno;
 mod irq;
@@ -13,6 +14,11 @@ mod random;
 mod sched;
 mod trace;
 
+pub(crate) use cpus::{
+    cpu_online,
+    nth_online_cpu,
+    this_cpu, //
+};
 pub(crate) use crc::crc32_le;
 pub(crate) use errno::{
     ehostunreach,

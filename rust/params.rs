@@ -15,6 +15,11 @@ pub(crate) fn rxe_link() -> bool {
     *crate::module_parameters::rxe_link.value() != 0
 }
 
+/// Whether a QP's packet work runs on its home CPU (module parameter `qp_cpu`).
+pub(crate) fn qp_home_cpu() -> bool {
+    *crate::module_parameters::qp_cpu.value() != 0
+}
+
 /// Whether a QP's runs follow the transmit flow rules (bit 0 of module parameter `tx_flow`).
 pub(crate) fn tx_flow_rules() -> bool {
     *crate::module_parameters::tx_flow.value() & 1 != 0

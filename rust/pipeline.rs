@@ -3,9 +3,11 @@
 //! The RoCEv2 packet pipeline: requester, responder and completer of each QP, packet input and
 //! output, and the run-or-defer engine that drives them.
 //!
-//! Everything a QP does with packets runs in one context at a time ([`gate`]): whichever of a
+//! Everything a QP does with packets runs in one context at a time ([`gate`]) and on one CPU,
+//! the QP's home (QPs are dealt round the online CPUs as they are created): whichever of a
 //! doorbell, a received packet, a timer or the deferred kick asks first runs the QP's pass
-//! inline; the others only leave a note. A pass handles the QP's inbox (responder for requests,
+//! inline if it is on the home CPU, or hands the run to the deferred kick there; the others
+//! only leave a note. A pass handles the QP's inbox (responder for requests,
 //! completer for responses), then lets the requester send, then retires finished WQEs. Packets
 //! are built under the QP's spinlocks but sent after they are released (the IP output path must
 //! not run with interrupts disabled), in batches of up to [`OUTBOX`].
@@ -13,7 +15,8 @@
 //! Work is bounded per context: a run makes at most [`PASSES_PER_RUN`] passes; a packet for a
 //! QP of the same device lists that QP in [`Kicks`] instead of running it inline (no recursion
 //! through chains of QPs), and the outermost kick runs the list, [`RUNS_PER_KICK`] runs at most.
-//! What is left goes to the QPs' deferred kicks (a work item on the BH workqueue).
+//! What is left goes to the QPs' deferred kicks (a work item on the BH workqueue of the QP's
+//! home CPU).
 
 mod completer;
 mod crc;
@@ -181,7 +184,7 @@ impl Kicks {
                 *slot = Some(qp);
                 self.n += 1;
             }
-            None => qp.pipe().kicker.queue(&qp),
+            None => qp.pipe().defer(&qp),
         }
     }
 
@@ -193,7 +196,7 @@ impl Kicks {
     /// Leaves the listed QPs to their deferred kicks.
     pub(crate) fn defer_all(&mut self) {
         while let Some(qp) = self.pop() {
-            qp.pipe().kicker.queue(&qp);
+            qp.pipe().defer(&qp);
         }
     }
 
@@ -202,7 +205,7 @@ impl Kicks {
         let mut runs = 0;
         while let Some(qp) = self.pop() {
             if runs >= RUNS_PER_KICK {
-                qp.pipe().kicker.queue(&qp);
+                qp.pipe().defer(&qp);
                 continue;
             }
             runs += 1;
@@ -212,7 +215,7 @@ impl Kicks {
 }
 
 /// Runs the QP's packet work now (and then that of the QPs on this device its packets reach),
-/// or makes the context running it go once more.
+/// or makes the context running it go once more, or hands it to the QP's home CPU.
 pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
     let mut kicks = Kicks::new();
     run(qp, &mut kicks);
@@ -222,17 +225,26 @@ pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
 /// One run of the QP's work. A run that uses up [`PASSES_PER_RUN`] or [`PACKETS_PER_RUN`] (or
 /// cannot get its batch buffer) arms the deferred kick and stops, so a long READ response or send continues
 /// instead of stalling until the next event, and no flood of requests keeps one context
-/// looping. The run stays on one CPU with softirqs disabled (the packets it queues on this
-/// CPU's backlog are received when it ends), and does nothing while its packets sent from
-/// another CPU are still in the stack ([`flow`]).
+/// looping. A run that starts away from the QP's home CPU only queues the deferred kick there.
+/// The run stays on one CPU with softirqs disabled (the packets it queues on this CPU's backlog
+/// are received when it ends), and does nothing while its packets sent from another CPU are
+/// still in the stack ([`flow`]: the home CPU makes that rare).
 fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
     let bh = crate::params::tx_flow_bh_off().then(BhDisabled::new);
     let gate = &qp.pipe().gate;
     if !gate.enter() {
         return;
     }
+    let cpu = bh
+        .as_ref()
+        .map_or_else(crate::kernel_ext::this_cpu, |b| b.cpu());
+    if qp.pipe().away_from_home(cpu).is_some() {
+        // The run belongs on the QP's home CPU: hand it over (idle first, as below).
+        gate.hand_over();
+        qp.pipe().defer(&ObjRef::new(qp));
+        return;
+    }
     let rules = crate::params::tx_flow_rules();
-    let cpu = bh.as_ref().map_or(0, |b| b.cpu());
     // One batch buffer for all passes of this run (emptied by each pass).
     let mut out = Outbox::new().ok();
     let mut passes = 0u32;
@@ -265,7 +277,7 @@ fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
             // this CPU runs the BH workqueue as soon as the queueing unlocks) must find the
             // gate open, or it would only leave a request that the hand-over then erases.
             gate.hand_over();
-            qp.pipe().kicker.queue(&ObjRef::new(qp));
+            qp.pipe().defer(&ObjRef::new(qp));
             break;
         }
         if gate.leave() {
@@ -421,7 +433,7 @@ impl WorkTarget for Qp<RrxeDevice> {
 pub(crate) fn after_push(qp: &Qp<RrxeDevice>, pushed: Pushed) {
     if pushed == Pushed::Lost {
         qp.pipe().cq_overrun.store(true, Relaxed);
-        qp.pipe().kicker.queue(&ObjRef::new(qp));
+        qp.pipe().defer(&ObjRef::new(qp));
     }
 }
 
@@ -429,7 +441,7 @@ pub(crate) fn after_push(qp: &Qp<RrxeDevice>, pushed: Pushed) {
 /// (interrupts disabled: a kernel consumer posting under an irqsave lock).
 pub(crate) fn kick_or_defer(qp: &Qp<RrxeDevice>) {
     if crate::kernel_ext::irqs_disabled() {
-        qp.pipe().kicker.queue(&ObjRef::new(qp));
+        qp.pipe().defer(&ObjRef::new(qp));
     } else {
         kick(qp);
     }

@@ -67,6 +67,10 @@ module! {
             default: 1,
             description: "1: send runs of packets to one IPv4 peer as UDP GSO trains (chained buffers, no copy); 0: one packet at a time",
         },
+        qp_cpu: u8 {
+            default: 1,
+            description: "1: each QP has a home CPU (QPs dealt round the online CPUs in turn) and its packet work runs there: a doorbell, packet or timer on another CPU hands the run over; 0: the work runs where its event happens",
+        },
         tx_flow: u8 {
             default: 3,
             description: "bit 0: a QP sends from another CPU only when none of its packets is left in the stack, at most 64 in flight; bit 1: a QP's run keeps softirqs disabled (for measurements)",

@@ -66,6 +66,16 @@ int rrxe_helper_num_possible_cpus(void)
 	return num_possible_cpus();
 }
 
+unsigned int rrxe_helper_nth_online_cpu(unsigned int n)
+{
+	return cpumask_local_spread(n, NUMA_NO_NODE);
+}
+
+bool rrxe_helper_cpu_online(unsigned int cpu)
+{
+	return cpu < nr_cpu_ids && cpu_online(cpu);
+}
+
 struct module *rrxe_helper_this_module(void)
 {
 	return THIS_MODULE;

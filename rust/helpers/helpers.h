@@ -18,6 +18,8 @@ struct ib_device *rrxe_helper_ib_alloc_device(size_t size, struct net_device *nd
 int rrxe_helper_ib_port_state(struct net_device *ndev);
 
 int rrxe_helper_num_possible_cpus(void);
+unsigned int rrxe_helper_nth_online_cpu(unsigned int n);
+bool rrxe_helper_cpu_online(unsigned int cpu);
 struct module *rrxe_helper_this_module(void);
 
 struct ib_udata;

@@ -227,7 +227,7 @@ impl TxOwner for Qp<RrxeDevice> {
         let cpu = kernel::cpu::CpuId::current().as_u32();
         match this.pipe().flow.released(received, cpu) {
             Release::Counted => (),
-            Release::Resume => this.pipe().kicker.queue(this),
+            Release::Resume => this.pipe().defer(this),
             Release::Drain => this.pipe().drain.queue(this),
         }
     }
@@ -244,7 +244,7 @@ impl WorkKind for FlowDrain {
 impl WorkTarget<FlowDrain> for Qp<RrxeDevice> {
     fn work_run(this: ObjRef<Self>) {
         if this.pipe().flow.drained() {
-            this.pipe().kicker.queue(&this);
+            this.pipe().defer(&this);
         }
     }
 }

@@ -66,6 +66,7 @@ pub(crate) fn report(qp: &Qp<RrxeDevice>, entry: &mut ResEntry) -> Result {
     entry.u32(c"rq_read_packets_left", recv.read_out)?;
     entry.u32(c"inbox", pipe.inbox.len())?;
     entry.str(c"run", pipe.gate.name())?;
+    entry.u32(c"home_cpu", pipe.home_cpu())?;
     entry.u32(c"tx_in_flight", pipe.flow.in_flight())?;
     entry.u32(c"tx_waiting", pipe.flow.is_waiting().into())?;
     entry.u32(c"odp_wait_send", pipe.odp.stalled(Side::Send).into())?;

@@ -29,6 +29,7 @@ pub(crate) use send::{
 
 use super::{gate::RunGate, sinks::ReadSinks};
 use crate::sync::{
+    ObjRef,
     RefTimer,
     RefWork, //
 };
@@ -41,6 +42,7 @@ use crate::{
         Qp,
         QpAttr, //
     },
+    kernel_ext,
     net::{
         SkbQueue,
         TxSocket, //
@@ -111,6 +113,8 @@ pub(crate) struct QpPipe {
     /// (interrupts disabled) and for runs that used up their budget.
     #[pin]
     pub(in crate::pipeline) kicker: RefWork<Qp<RrxeDevice>>,
+    /// The CPU the QP's runs belong on ([`Self::defer`]).
+    home: u32,
     /// Waiting for page faults of on-demand-paging MRs.
     pub(in crate::pipeline) odp: odp::OdpWait,
     /// The packets in the network stack and where they were sent from.
@@ -124,6 +128,11 @@ pub(crate) struct QpPipe {
     /// ([`super::after_push`]).
     pub(in crate::pipeline) cq_overrun: Atomic<bool>,
 }
+
+/// The turn of the next QP's home CPU: QPs are dealt round the online CPUs in the order they
+/// are created, over all devices (so the two ends of a connection between two devices of one
+/// host, created one after the other, get different CPUs).
+static NEXT_HOME: Atomic<u32> = Atomic::new(0);
 
 fn zeroed(n: usize) -> Result<KVec<u8>> {
     let mut v = KVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
@@ -213,6 +222,7 @@ impl QpPipe {
             recv,
             timer <- RefTimer::new(TIMER_RETRANSMIT),
             kicker <- RefWork::new(),
+            home: kernel_ext::nth_online_cpu(NEXT_HOME.fetch_add(1, Relaxed)),
             odp,
             flow: super::flow::TxFlow::new(),
             drain <- RefWork::new(),
@@ -261,6 +271,31 @@ impl QpPipe {
             TakenRecv::Wqe(wr_id, _) | TakenRecv::Malformed(wr_id) => wr_id,
         });
         [filling, taken]
+    }
+
+    /// The CPU the QP's runs belong on when a run would start on `cpu` and should not: the
+    /// QP's home CPU if it is another and online (module parameter `qp_cpu`). A QP that always
+    /// runs on one CPU sends from it alone, so its packets stay in order on every transmit
+    /// queue and backlog (the flow rules of [`super::flow`] seldom hold it), and the QPs of a
+    /// device, dealt round the CPUs, keep every CPU busy.
+    pub(in crate::pipeline) fn away_from_home(&self, cpu: u32) -> Option<u32> {
+        (crate::params::qp_home_cpu() && cpu != self.home && kernel_ext::cpu_online(self.home))
+            .then_some(self.home)
+    }
+
+    /// The QP's home CPU, for reports.
+    pub(crate) fn home_cpu(&self) -> u32 {
+        self.home
+    }
+
+    /// Queues the QP's deferred run: on its home CPU (module parameter `qp_cpu`), or on this
+    /// one.
+    pub(in crate::pipeline) fn defer(&self, qp: &ObjRef<Qp<RrxeDevice>>) {
+        if crate::params::qp_home_cpu() {
+            self.kicker.queue_on(qp, self.home);
+        } else {
+            self.kicker.queue(qp);
+        }
     }
 
     /// Stops the QP's timer and deferred work for good (the QP is being destroyed): closed, not
