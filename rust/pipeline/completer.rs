@@ -9,7 +9,8 @@ use super::{
     state::{
         SendState,
         SendWait,
-        Snapshot, //
+        Snapshot,
+        Track, //
     },
 };
 use crate::sync::ObjRef;
@@ -50,7 +51,10 @@ use crate::{
         },
         wqe::WrOpcode,
     },
-    verbs::cq::RrxeCq,
+    verbs::cq::{
+        Pushed,
+        RrxeCq, //
+    },
 };
 use core::cmp::Ordering;
 use kernel::prelude::*;
@@ -359,18 +363,21 @@ pub(crate) struct Retired {
 }
 
 /// Retires finished WQEs in order: pops them from the send ring and writes completions for
-/// the signaled and the failed ones (outside the send lock: a kernel consumer's completion
-/// handler may post again).
+/// the signaled and the failed ones, both under the send lock (the CQ's handlers run later,
+/// from its notifiers, never inside: [`RrxeCq::push`]). Under that lock, so a move to ERR,
+/// which closes the send side under it and only then flushes the ring, never writes a flushed
+/// completion of a later WQE before the completion of an earlier one that this pass retired:
+/// with the QP's runs on its home CPU and the move on another, that happened.
 pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> Retired {
     let pipe = qp.pipe();
     let mut any = false;
     loop {
-        let mut batch = [None; 16];
         let mut n = 0;
         let mut failed = false;
+        let mut pushed = Pushed::Written;
         {
             let mut st = pipe.send.lock();
-            while n < batch.len() {
+            while n < RETIRE_BATCH {
                 let Some(t) = st.entry(0).copied() else {
                     break;
                 };
@@ -379,43 +386,51 @@ pub(crate) fn complete_done(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> Retired {
                 };
                 st.pop();
                 let _ = qp.sq_pop();
-                batch[n] = Some((t, status));
                 n += 1;
+                if let Some(p) = retire(qp, snap, &t, status) {
+                    pushed = p;
+                }
                 if status != WcStatus::Success {
                     failed = true;
                     break;
                 }
             }
         }
-        for (t, status) in batch.iter().take(n).flatten() {
-            if *status == WcStatus::Success
-                && matches!(
-                    t.opcode,
-                    WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv
-                )
-            {
-                qp.device().count(Counter::RdmaSends);
-            }
-            if t.signaled || *status != WcStatus::Success {
-                let c = Cqe {
-                    wr_id: t.wr_id,
-                    status: status.to_raw(),
-                    opcode: cqe::wc_opcode_for(t.opcode).to_raw(),
-                    byte_len: t.length,
-                    qp_num: snap.qpn,
-                    port_num: 1,
-                    ..Cqe::default()
-                };
-                if let Some(cq) = qp.send_cq() {
-                    super::after_push(qp, RrxeCq::push(cq, &c, qp.handle(), false));
-                }
-            }
-        }
+        super::after_push(qp, pushed);
         any |= n > 0;
-        if failed || n < batch.len() {
+        if failed || n < RETIRE_BATCH {
             return Retired { any, failed };
         }
     }
+}
+
+/// WQEs retired per hold of the send lock.
+const RETIRE_BATCH: usize = 16;
+
+/// Counts a retired WQE and writes its completion if it is signaled or failed: what the CQ
+/// made of it, if written.
+fn retire(qp: &Qp<RrxeDevice>, snap: &Snapshot, t: &Track, status: WcStatus) -> Option<Pushed> {
+    if status == WcStatus::Success
+        && matches!(
+            t.opcode,
+            WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv
+        )
+    {
+        qp.device().count(Counter::RdmaSends);
+    }
+    if !t.signaled && status == WcStatus::Success {
+        return None;
+    }
+    let c = Cqe {
+        wr_id: t.wr_id,
+        status: status.to_raw(),
+        opcode: cqe::wc_opcode_for(t.opcode).to_raw(),
+        byte_len: t.length,
+        qp_num: snap.qpn,
+        port_num: 1,
+        ..Cqe::default()
+    };
+    Some(RrxeCq::push(qp.send_cq()?, &c, qp.handle(), false))
 }
 
 mod answer;

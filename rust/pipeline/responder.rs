@@ -243,18 +243,20 @@ fn datagram(
     if let Some(i) = h.headers.immdt {
         c = c.with_imm(imm_ex(i.imm));
     }
-    drop(st);
     qp.device().count_recv(payload.len());
     let network = if grh[20] >> 4 == 4 { 4 } else { 6 };
     if c.status == WcStatus::Success.to_raw() {
         qp.device().count(Counter::RdmaRecvs);
     }
-    if let Some(cq) = qp.recv_cq() {
+    // Written under the receive lock, as the connected responder's: a move to ERR flushes the
+    // later receive WQEs only after it.
+    let pushed = qp.recv_cq().map(|cq| {
         let solicited = h.headers.bth.solicited;
-        super::after_push(
-            qp,
-            RrxeCq::push_net(cq, &c, qp.handle(), solicited, network),
-        );
+        RrxeCq::push_net(cq, &c, qp.handle(), solicited, network)
+    });
+    drop(st);
+    if let Some(p) = pushed {
+        super::after_push(qp, p);
     }
     Ok(())
 }
