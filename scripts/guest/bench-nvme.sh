@@ -23,7 +23,10 @@ NVME_ROWS=(
 	"nvme_seq_read 131072 MB/s --rw=read --bs=128k --iodepth=16"
 	"nvme_seq_write 131072 MB/s --rw=write --bs=128k --iodepth=16"
 	"nvme_rand_read_qd1 4096 IOPS --rw=randread --bs=4k --iodepth=1"
+	"nvme_rand_read_qd8 4096 IOPS --rw=randread --bs=4k --iodepth=8"
 	"nvme_rand_read_qd32 4096 IOPS --rw=randread --bs=4k --iodepth=32"
+	"nvme_rand_read_qd128 4096 IOPS --rw=randread --bs=4k --iodepth=128"
+	"nvme_rand_read_qd32_j2 4096 IOPS --rw=randread --bs=4k --iodepth=32 --numjobs=2 --group_reporting"
 )
 
 # nvmet_down: take the target apart, unload nvmet-rdma and null_blk.

@@ -365,6 +365,10 @@ ROWS=(
 	"ib_send_bw bw loop,veth1500,wire ib_send_bw 1048576"
 	"ib_write_bw_q4 bw all ib_write_bw 65536 -q 4"
 	"ib_write_bw_q16 bw veth1500 ib_write_bw 65536 -q 16"
+	"ib_write_bw_q64 bw veth1500 ib_write_bw 65536 -q 64"
+	"ib_send_bw_q8 bw veth1500 ib_send_bw 4096 -q 8"
+	"ib_write_bw_short bw veth1500 ib_write_bw 65536 @short"
+	"ib_write_bw_short bw veth1500 ib_write_bw 4096 @short"
 	"ib_write_bw_bidir bw loop,veth1500 ib_write_bw 65536 -b"
 	"ib_write_rate_l16 rate loop,veth1500 ib_write_bw 64 -l 16"
 	"ib_write_rate_l16 rate loop,veth1500,veth9000 ib_write_bw 4096 -l 16"
@@ -392,6 +396,12 @@ run_row() {
 	local -a opts
 	read -r w kind fams bin size rest <<<"$1"
 	read -r -a opts <<<"$rest"
+	# @short: a new user's first run, a quarter of the messages (250 of 64 KiB, 1000 of 4 KiB)
+	local short=0
+	if [[ " ${opts[*]} " == *" @short "* ]]; then
+		short=1
+		read -r -a opts <<<"${rest//@short/}"
+	fi
 	[[ " ${opts[*]} " =~ \ -q\ ([0-9]+)\  ]] && q=${BASH_REMATCH[1]}
 	[[ " ${opts[*]} " == *" -b "* ]] && dir=2
 	case $kind in
@@ -412,6 +422,7 @@ run_row() {
 		[ "$FAM" != wire ] || iters=$((iters / 10))
 		;;
 	esac
+	[ "$short" = 0 ] || iters=$((iters / 4))
 	# perftest's -n counts per QP; with post lists it must be a multiple of the list length
 	iters=$((iters / q))
 	[ "$iters" -ge 8 ] || iters=8

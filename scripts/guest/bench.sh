@@ -43,8 +43,8 @@
 #   family,workload,size,unit,rxe,rrxe,rrxe_over_rxe,rxe_min,rxe_max,rrxe_min,rrxe_max,
 #   rxe_runs,rrxe_runs,limit,rxe_over_limit,rrxe_over_limit,rxe_cpu,rrxe_cpu,cpu_unit,
 #   rxe_cpu_server,rrxe_cpu_server,rxe_cpu_client,rrxe_cpu_client
-# family: loop, veth1500, veth9000, wire. workload: the perftest program; _q4 and _q16 four and
-# sixteen QPs (-q 4, -q 16),
+# family: loop, veth1500, veth9000, wire. workload: the perftest program; _q4, _q8, _q16 and
+# _q64 that many QPs (-q N), _short a quarter of the messages (a new user's first run),
 # _bidir both directions (-b; the sum of both), ib_*_rate_l16 message rate with 16 work
 # requests per post (--post_list 16), _I0 no inline data (-I 0); latency rows end in .p50
 # (t_typical), .p99, .p99.9 or .max. limit_copy_to_user (size: the read size),
