@@ -121,6 +121,9 @@ pub(crate) enum Counter {
     /// A QP's run waited for its packets in the network stack: sent from another CPU and not
     /// yet received there, or too many in flight (`pipeline/flow.rs`).
     TxFlowWait = FIRST_DROP as isize + DROPS as isize + 2,
+    /// A message executed by the direct loopback path (`pipeline/direct.rs`): copied once
+    /// between two QPs of the device, no packets.
+    DirectMsgs = FIRST_DROP as isize + DROPS as isize + 3,
 }
 
 /// The first of the drop counters (rrxe's own, after rxe's 17), in [`DropReason`] order.
@@ -157,7 +160,7 @@ pub(crate) fn drop_index(r: DropReason) -> usize {
 const DROPS: usize = 20;
 
 /// Number of counters.
-pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 3;
+pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 4;
 
 /// The names, in index order (rxe's `rxe_counter_descs`).
 pub(crate) static DESCS: [StatDesc; COUNT] = [
@@ -201,6 +204,7 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"odp_faults"),
     StatDesc::new(c"odp_fault_errors"),
     StatDesc::new(c"tx_flow_wait"),
+    StatDesc::new(c"direct_msgs"),
 ];
 
 /// A device's counter values.

@@ -270,6 +270,7 @@ impl RrxeDevice {
         self.counters.add(Counter::RcvdPkts, n);
         self.counters.add(Counter::SentBytes, u64::from(bytes));
         self.counters.add(Counter::RcvdBytes, u64::from(bytes));
+        self.counters.add(Counter::DirectMsgs, 1);
     }
 
     /// Counts `bytes` of payload received into memory.

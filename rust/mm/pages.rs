@@ -267,6 +267,14 @@ pub(crate) enum Span<'a> {
 }
 
 impl Span<'_> {
+    /// The span from byte `n` of this one on.
+    pub(crate) fn skip(self, n: usize) -> Result<Self> {
+        Ok(match self {
+            Span::Pinned(p, off) => Span::Pinned(p, off.checked_add(n).ok_or(EFAULT)?),
+            Span::Kernel(k, addr) => Span::Kernel(k, addr.checked_add(n as u64).ok_or(EFAULT)?),
+        })
+    }
+
     /// The page and offset in it of byte `at` of the span.
     fn page_at(&self, at: usize) -> Result<(*mut bindings::page, usize)> {
         match *self {

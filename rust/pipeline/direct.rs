@@ -5,7 +5,8 @@
 //! buffer), when nothing else is in flight between the two QPs. Both sides advance their PSNs
 //! as if every packet had been sent, received in order and acknowledged, so the packet path
 //! can take over at any message boundary. Whatever this path does not handle (inline data,
-//! atomics, fast-registered memory, a receiver that is not in step) goes through packets.
+//! atomics, fast-registered memory on both sides of one copy, a receiver that is not in step)
+//! goes through packets.
 
 use super::{
     rkey,
@@ -109,7 +110,7 @@ impl Segs {
             if !access.is_empty() && !mr.access().contains_any(access) && !mr.is_dma() {
                 return None;
             }
-            mr.span(sge.addr, sge.length as usize).ok()?;
+            mr.check_direct(sge.addr, sge.length as usize).ok()?;
             s.push(Seg {
                 mr,
                 va: sge.addr,
@@ -130,9 +131,7 @@ fn copy(dst: &Segs, src: &Segs, len: u32) -> Result {
         let n = (d.len - doff).min(s.len - soff).min(left);
         let dva = d.va.checked_add(u64::from(doff)).ok_or(EFAULT)?;
         let sva = s.va.checked_add(u64::from(soff)).ok_or(EFAULT)?;
-        let ds = d.mr.span(dva, n as usize)?;
-        let ss = s.mr.span(sva, n as usize)?;
-        copy_span(ds, ss, n as usize)?;
+        copy_between(&d.mr, dva, &s.mr, sva, n as usize)?;
         left -= n;
         doff += n;
         soff += n;
@@ -146,6 +145,37 @@ fn copy(dst: &Segs, src: &Segs, len: u32) -> Result {
         }
     }
     Ok(())
+}
+
+/// Copies `n` bytes at `sva` of `src` to `dva` of `dst`. One side at most may be a
+/// fast-registration MR, whose mapping's lock is held over the copy ([`Mr::for_spans`]): two
+/// such locks would be taken in either order by copies in opposite directions. With two, the
+/// message goes through packets (`EINVAL`).
+fn copy_between(
+    dst: &Mr<RrxeDevice>,
+    dva: u64,
+    src: &Mr<RrxeDevice>,
+    sva: u64,
+    n: usize,
+) -> Result {
+    let mut done = 0usize;
+    if src.is_fast_reg() {
+        if dst.is_fast_reg() {
+            return Err(EINVAL);
+        }
+        let ds = dst.span(dva, n)?;
+        return src.for_spans(sva, n, |ss, k| {
+            copy_span(ds.skip(done)?, ss, k)?;
+            done += k;
+            Ok(())
+        });
+    }
+    let ss = src.span(sva, n)?;
+    dst.for_spans(dva, n, |ds, k| {
+        copy_span(ds, ss.skip(done)?, k)?;
+        done += k;
+        Ok(())
+    })
 }
 
 /// The memory a remote key of the destination QP `dest` names for `access` over
@@ -163,7 +193,7 @@ fn remote(
         return Some(s);
     }
     let t = rkey::resolve(dest, dsnap, rkey, access, va, u64::from(len)).ok()?;
-    t.mr.span(t.va, len as usize).ok()?;
+    t.mr.check_direct(t.va, len as usize).ok()?;
     s.push(Seg {
         mr: t.mr,
         va: t.va,
@@ -252,6 +282,7 @@ fn eligible(snap: &Snapshot, st: &mut SendState) -> Option<SendWqe> {
         w.opcode,
         WrOpcode::Send
             | WrOpcode::SendWithImm
+            | WrOpcode::SendWithInv
             | WrOpcode::RdmaWrite
             | WrOpcode::RdmaWriteWithImm
             | WrOpcode::RdmaRead
@@ -337,7 +368,7 @@ fn has_recv(dest: &Qp<RrxeDevice>, r: &mut RecvState) -> bool {
 /// Completes the receiver's WQE taken by [`has_recv`]: copies a SEND's data from `src` (the
 /// sender's memory) into it. Returns the sender's completion status; `None` when the data
 /// cannot be copied directly: a receive buffer this path cannot reach (a region with
-/// on-demand paging whose pages are not present, a fast-registered one), or one that is too
+/// on-demand paging, a fast-registered one when the sender's is too), or one that is too
 /// small or not writable. The WQE stays taken for the packet path, which sends the message
 /// and faults, or reports the error with the right NAK.
 fn deliver_recv(
@@ -368,6 +399,12 @@ fn deliver_recv(
     let mut c = Cqe::received(wr_id, opcode, w.length, dsnap.qpn, dsnap.dest_qpn);
     if matches!(w.opcode, WrOpcode::SendWithImm | WrOpcode::RdmaWriteWithImm) {
         c = c.with_imm(w.ex);
+    }
+    if w.opcode == WrOpcode::SendWithInv {
+        // As the packet path's responder: the key is invalidated for the receiver's PD (an
+        // unknown key or another PD's is ignored), and the completion names it.
+        let _ = rkey::invalidate(dest.device(), w.ex, dsnap.pd, Some(dest.mw_token()));
+        c = c.with_inv(w.ex);
     }
     dest.device().count(Counter::RdmaRecvs);
     if let Some(cq) = dest.recv_cq() {

@@ -202,6 +202,40 @@ impl RrxeMr {
         }
     }
 
+    /// Whether `[va, va + len)` can be a side of a direct copy ([`Self::for_spans`]): `EFAULT`
+    /// outside the region (a fast-registration MR's valid registration), `EINVAL` for a region
+    /// paged on demand (the packet path waits for its faults).
+    pub(crate) fn check_direct(&self, va: u64, len: usize) -> Result {
+        match &self.kind {
+            MrKind::FastReg { .. } => self.check_range(va, len as u64),
+            _ => self.span(va, len).map(|_| ()),
+        }
+    }
+
+    /// Whether this is a fast-registration MR (its pages are behind the mapping's lock).
+    pub(crate) fn is_fast_reg(&self) -> bool {
+        matches!(self.kind, MrKind::FastReg { .. })
+    }
+
+    /// Calls `f(span, bytes)` for the pieces of `[va, va + len)` in order, as one side of a
+    /// direct copy: one piece of a user or DMA region; one per page of a fast-registration
+    /// MR, all under its mapping's lock, so an invalidation or a new registration waits for the
+    /// copy (its pages are the kernel consumer's until then). `EFAULT` outside the region,
+    /// `EINVAL` for a region paged on demand.
+    pub(crate) fn for_spans(
+        &self,
+        va: u64,
+        len: usize,
+        mut f: impl FnMut(Span<'_>, usize) -> Result,
+    ) -> Result {
+        match &self.kind {
+            MrKind::FastReg { pages, kernel } => PageList::walk(pages, va, len, |addr, r| {
+                f(Span::Kernel(kernel, addr), r.len())
+            }),
+            _ => f(self.span(va, len)?, len),
+        }
+    }
+
     /// What a fault at `va` of a region paged on demand needs, without the MR: the
     /// registration (shared: the MR may be deregistered while the fault runs), the offset of
     /// `va` in it, and the bytes from `va` to the region's end (callers ask for what lies ahead

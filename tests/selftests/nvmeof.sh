@@ -3,7 +3,8 @@
 # NVMe over Fabrics (RDMA) through one device: the kernel target (nvmet-rdma) and the kernel host (nvme-rdma) connect through rdma_cm, then fio writes random
 # blocks of several sizes with direct I/O and verifies every one (crc32c), then the host
 # disconnects. Kernel ULPs on both ends: FRWR registration, SEND with invalidate, RDMA READ and
-# WRITE from the target. The namespace is a memory-backed null_blk device.
+# WRITE from the target; on rrxe most of them through the direct loopback path (direct_msgs).
+# The namespace is a memory-backed null_blk device.
 . "$(dirname "$0")/lib.sh"
 NQN=rrxe-selftest
 CFG=/sys/kernel/config/nvmet
@@ -67,11 +68,21 @@ done
 [ -n "$dev" ] || fail "no namespace block device after connect"
 blk=/dev/$(basename "$dev")
 diag "connected: $blk ($(cat /sys/block/$(basename "$dev")/size) sectors)"
+hw() { cat /sys/class/infiniband/$DEV/ports/1/hw_counters/$1 2>/dev/null || echo 0; }
+direct0=$(hw direct_msgs) recvs0=$(hw rdma_recvs)
 out=$(timeout 300 fio --name=verify --filename="$blk" --rw=randwrite --bsrange=4k-128k \
 	--size=${NVMEOF_SIZE:-16M} --direct=1 --ioengine=libaio --iodepth=8 --verify=crc32c \
 	--do_verify=1 --verify_fatal=1 --output-format=terse --terse-version=3 2>&1)
 rc=$?
 [ $rc -eq 0 ] || { printf '%s\n' "$out" | tail -5 | sed 's/^/# /'; fail "fio write+verify failed ($rc)"; }
 diag "fio: random writes of 4-128 KiB verified (crc32c)"
+# rrxe executes the target's WRITEs and READs on the host's FRWR memory and its SENDs with
+# invalidate between the QPs of the device directly, without packets: besides the two SENDs of
+# each command (capsule and response, one receive each), its data moves so.
+if is_rrxe; then
+	direct=$(($(hw direct_msgs) - direct0)) recvs=$(($(hw rdma_recvs) - recvs0))
+	diag "direct messages: $direct, receives: $recvs"
+	[ "$direct" -gt "$recvs" ] || fail "the data did not take the direct path ($direct messages, $recvs receives)"
+fi
 check "nvme disconnect" timeout 60 nvme disconnect -n $NQN
 exit 0
