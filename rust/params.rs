@@ -15,9 +15,14 @@ pub(crate) fn rxe_link() -> bool {
     *crate::module_parameters::rxe_link.value() != 0
 }
 
-/// Whether a QP's packet work runs on its home CPU (module parameter `qp_cpu`).
+/// Whether a QP's packet work runs on its home CPU (module parameter `qp_cpu` 1 or 2).
 pub(crate) fn qp_home_cpu() -> bool {
     *crate::module_parameters::qp_cpu.value() != 0
+}
+
+/// Whether an idle QP's run stays where its event happens (module parameter `qp_cpu` 1).
+pub(crate) fn qp_idle_runs_here() -> bool {
+    *crate::module_parameters::qp_cpu.value() == 1
 }
 
 /// Whether a QP's runs follow the transmit flow rules (bit 0 of module parameter `tx_flow`).

@@ -69,7 +69,7 @@ module! {
         },
         qp_cpu: u8 {
             default: 1,
-            description: "1: each QP has a home CPU (QPs dealt round the online CPUs in turn) and its packet work runs there: a doorbell, packet or timer on another CPU hands the run over; 0: the work runs where its event happens",
+            description: "1: each QP has a home CPU (QPs dealt round the online CPUs in turn) and its packet work runs there once it is busy (packets in flight, or more than one received): a doorbell, packet or timer on another CPU hands the run over; an idle QP runs where its event happens; 2: always on the home CPU; 0: always where the event happens",
         },
         tx_flow: u8 {
             default: 3,

@@ -207,6 +207,16 @@ impl TxFlow {
         left <= RESUME_AT && self.waiting.load(Relaxed) && self.waiting.xchg(false, Full)
     }
 
+    /// Whether a run on `cpu` would find nothing of the QP in the stack: none in flight, or
+    /// only the buffer parked on `cpu` (its softirq is over; the run drains it).
+    pub(crate) fn idle_on(&self, cpu: u32) -> bool {
+        match self.in_flight.load(Acquire) {
+            0 => true,
+            1 => self.parked.load(Relaxed) == cpu.saturating_add(1),
+            _ => false,
+        }
+    }
+
     /// Buffers in flight, for reports.
     pub(crate) fn in_flight(&self) -> u32 {
         self.in_flight.load(Relaxed)

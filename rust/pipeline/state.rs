@@ -278,9 +278,18 @@ impl QpPipe {
     /// runs on one CPU sends from it alone, so its packets stay in order on every transmit
     /// queue and backlog (the flow rules of [`super::flow`] seldom hold it), and the QPs of a
     /// device, dealt round the CPUs, keep every CPU busy.
+    ///
+    /// An idle QP (none of its packets in the stack but one this CPU received, at most one
+    /// received waiting: a doorbell or a packet of a ping-pong) runs where its event happens
+    /// instead (module parameter
+    /// `qp_cpu` 1): handing it over costs a wakeup of the home CPU, which a single message's
+    /// round trip pays on every hop, and with nothing in flight it cannot overtake itself.
     pub(in crate::pipeline) fn away_from_home(&self, cpu: u32) -> Option<u32> {
-        (crate::params::qp_home_cpu() && cpu != self.home && kernel_ext::cpu_online(self.home))
-            .then_some(self.home)
+        if !crate::params::qp_home_cpu() || cpu == self.home || !kernel_ext::cpu_online(self.home) {
+            return None;
+        }
+        let idle = self.flow.idle_on(cpu) && self.inbox.len() <= 1;
+        (!(idle && crate::params::qp_idle_runs_here())).then_some(self.home)
     }
 
     /// The QP's home CPU, for reports.
