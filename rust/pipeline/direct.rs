@@ -69,16 +69,17 @@ struct Seg {
     len: u32,
 }
 
-/// Up to [`MAX_SEGS`] segments.
-struct Segs {
-    segs: [Option<Seg>; MAX_SEGS],
+/// Up to `N` segments: [`MAX_SEGS`] for a side's SGEs, one for a remote key's memory (small
+/// enough that building and moving it costs little: this runs once per message).
+struct Segs<const N: usize = MAX_SEGS> {
+    segs: [Option<Seg>; N],
     n: usize,
 }
 
-impl Segs {
+impl<const N: usize> Segs<N> {
     fn new() -> Self {
         Self {
-            segs: [const { None }; MAX_SEGS],
+            segs: [const { None }; N],
             n: 0,
         }
     }
@@ -89,10 +90,13 @@ impl Segs {
         Some(())
     }
 
-    fn get(&self, i: usize) -> Option<&Seg> {
-        self.segs.get(i)?.as_ref()
+    /// The segments, in order.
+    fn list(&self) -> &[Option<Seg>] {
+        self.segs.get(..self.n).unwrap_or(&[])
     }
+}
 
+impl Segs {
     /// Looks up and checks local SGEs (`access` needed beyond the PD match).
     fn local(
         dev: &Device<RrxeDevice>,
@@ -122,12 +126,12 @@ impl Segs {
 }
 
 /// Copies `len` bytes from the `src` segments to the `dst` segments.
-fn copy(dst: &Segs, src: &Segs, len: u32) -> Result {
+fn copy(dst: &[Option<Seg>], src: &[Option<Seg>], len: u32) -> Result {
     let (mut di, mut doff, mut si, mut soff) = (0, 0u32, 0, 0u32);
     let mut left = len;
     while left > 0 {
-        let d = dst.get(di).ok_or(EFAULT)?;
-        let s = src.get(si).ok_or(EFAULT)?;
+        let d = dst.get(di).and_then(Option::as_ref).ok_or(EFAULT)?;
+        let s = src.get(si).and_then(Option::as_ref).ok_or(EFAULT)?;
         let n = (d.len - doff).min(s.len - soff).min(left);
         let dva = d.va.checked_add(u64::from(doff)).ok_or(EFAULT)?;
         let sva = s.va.checked_add(u64::from(soff)).ok_or(EFAULT)?;
@@ -187,7 +191,7 @@ fn remote(
     va: u64,
     len: u32,
     access: AccessFlags,
-) -> Option<Segs> {
+) -> Option<Segs<1>> {
     let mut s = Segs::new();
     if len == 0 {
         return Some(s);
@@ -324,7 +328,7 @@ fn execute(
                 w.length,
                 Access::RemoteRead.into(),
             )?;
-            copy(&local, &src, w.length).ok()?;
+            copy(local.list(), src.list(), w.length).ok()?;
             Some(WcStatus::Success)
         }
         WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => {
@@ -341,7 +345,7 @@ fn execute(
             if imm && !has_recv(dest, r) {
                 return None;
             }
-            copy(&dst, &src, w.length).ok()?;
+            copy(dst.list(), src.list(), w.length).ok()?;
             if imm {
                 deliver_recv(dest, dsnap, r, w, None, WcOpcode::RecvRdmaWithImm);
             }
@@ -393,7 +397,7 @@ fn deliver_recv(
             Access::LocalWrite.into(),
         )?;
         // A partial copy is written again by the packet path.
-        copy(&dst, src, w.length).ok()?;
+        copy(dst.list(), src.list(), w.length).ok()?;
     }
     r.direct_recv = None;
     let mut c = Cqe::received(wr_id, opcode, w.length, dsnap.qpn, dsnap.dest_qpn);

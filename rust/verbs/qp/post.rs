@@ -106,11 +106,11 @@ impl RrxeQp {
         }
     }
 
-    /// Encodes one kernel send work request into the send ring.
+    /// Encodes one kernel send work request into the send ring: encoded first, the ring's
+    /// lock (interrupts off) taken only to push it.
     fn enqueue_kernel_send(&self, kernel: &KernelConsumer, wr: &SendWr<'_, RrxeDevice>) -> Result {
         let mut slot = [0u8; 1024];
-        let mut sq = self.sq.lock();
-        let elem = sq.ring.elem_size().min(slot.len());
+        let elem = self.sq.lock().ring.elem_size().min(slot.len());
         let slot = &mut slot[..elem];
         if let Some(reg) = &wr.reg {
             let r = RegWqe {
@@ -121,7 +121,7 @@ impl RrxeQp {
                 access: reg.access.raw(),
             };
             wqe_encode::encode_reg_wqe(slot, &r).map_err(|_| EINVAL)?;
-            return sq.ring.push_local(slot);
+            return self.sq.lock().ring.push_local(slot);
         }
         let opcode = WrOpcode::from_raw(wr.opcode).ok_or_else(eopnotsupp)?;
         // The kernel's `ib_send_wr` has no fields for these (no window to bind, no FLUSH
@@ -151,31 +151,34 @@ impl RrxeQp {
                 None => WrDetail::None,
             },
         };
-        // Inline data is copied now: the consumer may reuse its buffer once this returns.
-        let mut inline = [0u8; crate::proto::abi::MAX_INLINE_DATA as usize];
-        let mut sges = [Sge::default(); MAX_WR_SGE];
-        let data = if wr.send_flags & SendFlags::INLINE != 0 {
+        let mut encode = |data| {
+            let s = KernelSend {
+                wr_id: wr.wr_id,
+                opcode,
+                flags: wr.send_flags,
+                ex: wr.ex,
+                remote_addr: wr.remote_addr,
+                detail,
+                data,
+            };
+            wqe_encode::encode_send_wqe(slot, &s, self.cap.max_send_sge, self.cap.max_inline_data)
+                .map_err(|_| EINVAL)
+        };
+        // Each branch has only the buffer it needs (clearing both cost every post a kilobyte).
+        if wr.send_flags & SendFlags::INLINE != 0 {
+            // Inline data is copied now: the consumer may reuse its buffer once this returns.
+            let mut inline = [0u8; crate::proto::abi::MAX_INLINE_DATA as usize];
             let mut dst = crate::mm::Fill::from_slice(&mut inline);
             for sge in wr.sges.as_slice() {
                 crate::mm::kernel_read(kernel, sge.addr, sge.length as usize, &mut dst)?;
             }
             let len = dst.written();
-            SendData::Inline(&inline[..len])
+            encode(SendData::Inline(&inline[..len]))?;
         } else {
-            SendData::Sges(wr.sges.convert(&mut sges))
-        };
-        let s = KernelSend {
-            wr_id: wr.wr_id,
-            opcode,
-            flags: wr.send_flags,
-            ex: wr.ex,
-            remote_addr: wr.remote_addr,
-            detail,
-            data,
-        };
-        wqe_encode::encode_send_wqe(slot, &s, self.cap.max_send_sge, self.cap.max_inline_data)
-            .map_err(|_| EINVAL)?;
-        sq.ring.push_local(slot)
+            let mut sges = [Sge::default(); MAX_WR_SGE];
+            encode(SendData::Sges(wr.sges.convert(&mut sges)))?;
+        }
+        self.sq.lock().ring.push_local(slot)
     }
 
     /// Kernel receive work requests: written to the receive ring in librxe's WQE format (the
