@@ -124,6 +124,11 @@ pub(crate) struct QpPipe {
     pub(in crate::pipeline) drain: RefWork<Qp<RrxeDevice>, super::flow::FlowDrain>,
     /// Owns the packets the QP sends to the stack; set once, never taken away.
     pub(in crate::pipeline) socket: SetOnce<TxSocket<Qp<RrxeDevice>>>,
+    /// The responder may have replies due (a READ's responses or a coalesced ACK): set when
+    /// the responder makes one due, cleared by the pass that finds none under the receive
+    /// lock. Both happen in the QP's passes, one at a time, so a pass that finds it clear
+    /// skips the receive lock (which a peer's direct copy may hold) for them.
+    pub(in crate::pipeline) replies_due: Atomic<bool>,
     /// A completion of the QP did not fit its CQ: the next pass moves the QP to ERR
     /// ([`super::after_push`]).
     pub(in crate::pipeline) cq_overrun: Atomic<bool>,
@@ -227,6 +232,7 @@ impl QpPipe {
             flow: super::flow::TxFlow::new(),
             drain <- RefWork::new(),
             socket,
+            replies_due: Atomic::new(false),
             cq_overrun: Atomic::new(false),
         }? Error))
     }

@@ -55,7 +55,10 @@ use crate::{
         },
     },
 };
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    sync::atomic::Relaxed, //
+};
 
 /// An RC or UC request packet and what every stage reads.
 pub(super) struct Request<'a> {
@@ -476,6 +479,7 @@ impl<'a> Request<'a> {
             npkts,
             sent: 0,
         });
+        self.qp.pipe().replies_due.store(true, Relaxed);
         Ok((st, npkts))
     }
 
@@ -493,6 +497,7 @@ impl<'a> Request<'a> {
         }
         if self.rc && bth.ack_req && self.h.info.kind != OpKind::ReadRequest {
             st.ack_due = Some(bth.psn);
+            self.qp.pipe().replies_due.store(true, Relaxed);
         }
         drop(st);
         self.qp.device().count_recv(self.payload.len());

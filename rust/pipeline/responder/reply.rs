@@ -52,7 +52,10 @@ use crate::{
         },
     },
 };
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    sync::atomic::Relaxed, //
+};
 
 /// Builds a response packet (ACK, NAK, READ response, atomic ACK) to the QP's peer.
 pub(super) fn response(
@@ -108,7 +111,14 @@ pub(super) fn ack(
 
 /// Sends the coalesced ACK of this pass, if one is due.
 pub(crate) fn flush_ack(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) {
+    if !qp.pipe().replies_due.load(Relaxed) {
+        return;
+    }
     let mut st = qp.pipe().recv.lock();
+    if st.read.is_none() && st.ack_due.is_none() {
+        qp.pipe().replies_due.store(false, Relaxed);
+        return;
+    }
     if let Some(psn) = st.ack_due.take() {
         let msn = st.msn;
         drop(st);
@@ -118,6 +128,9 @@ pub(crate) fn flush_ack(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) 
 
 /// Sends more responses of the READ in progress; `true` while some remain.
 pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> bool {
+    if !qp.pipe().replies_due.load(Relaxed) {
+        return false;
+    }
     let mut st = qp.pipe().recv.lock();
     while !out.is_full() {
         let msn = st.msn;
@@ -327,6 +340,7 @@ pub(super) fn duplicate(
                         npkts,
                         sent: psn.distance_from(p),
                     });
+                    qp.pipe().replies_due.store(true, Relaxed);
                     Ok(())
                 }
                 Some(Resource::Atomic { orig, .. }) => {
