@@ -3,12 +3,13 @@
 //! The RoCEv2 packet pipeline: requester, responder and completer of each QP, packet input and
 //! output, and the run-or-defer engine that drives them.
 //!
-//! Everything a QP does with packets runs in one context at a time ([`gate`]) and on one CPU,
-//! the QP's home (QPs are dealt round the online CPUs as they are created): whichever of a
-//! doorbell, a received packet, a timer or the deferred kick asks first runs the QP's pass
-//! inline if it is on the home CPU, or hands the run to the deferred kick there; the others
-//! only leave a note. A pass handles the QP's inbox (responder for requests,
-//! completer for responses), then lets the requester send, then retires finished WQEs. Packets
+//! Everything a QP does with packets runs in one context at a time ([`gate`]), and while the QP
+//! is busy on one CPU, its home (QPs are dealt round the online CPUs as they are created):
+//! whichever of a doorbell, a received packet, a timer or the deferred kick asks first runs
+//! the QP's pass inline if it is on the home CPU or the QP is idle, or hands the run to the
+//! deferred kick on the home CPU; the others only leave a note. A pass handles the QP's inbox
+//! (responder for requests, completer for responses), then lets the requester send, then
+//! retires finished WQEs. Packets
 //! are built under the QP's spinlocks but sent after they are released (the IP output path must
 //! not run with interrupts disabled), in batches of up to [`OUTBOX`].
 //!
@@ -225,7 +226,8 @@ pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
 /// One run of the QP's work. A run that uses up [`PASSES_PER_RUN`] or [`PACKETS_PER_RUN`] (or
 /// cannot get its batch buffer) arms the deferred kick and stops, so a long READ response or send continues
 /// instead of stalling until the next event, and no flood of requests keeps one context
-/// looping. A run that starts away from the QP's home CPU only queues the deferred kick there.
+/// looping. A run of a busy QP that starts away from its home CPU only queues the deferred kick
+/// there ([`state::QpPipe::away_from_home`]).
 /// The run stays on one CPU with softirqs disabled (the packets it queues on this CPU's backlog
 /// are received when it ends), and does nothing while its packets sent from another CPU are
 /// still in the stack ([`flow`]: the home CPU makes that rare).

@@ -287,9 +287,9 @@ impl QpPipe {
     ///
     /// An idle QP (none of its packets in the stack but one this CPU received, at most one
     /// received waiting: a doorbell or a packet of a ping-pong) runs where its event happens
-    /// instead (module parameter
-    /// `qp_cpu` 1): handing it over costs a wakeup of the home CPU, which a single message's
-    /// round trip pays on every hop, and with nothing in flight it cannot overtake itself.
+    /// instead (module parameter `qp_cpu` 1): handing it over costs a wakeup of the home CPU,
+    /// which a single message's round trip pays on every hop, and with nothing in flight it
+    /// cannot overtake itself.
     pub(in crate::pipeline) fn away_from_home(&self, cpu: u32) -> Option<u32> {
         if !crate::params::qp_home_cpu() || cpu == self.home || !kernel_ext::cpu_online(self.home) {
             return None;
