@@ -240,10 +240,10 @@ fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
     let cpu = bh
         .as_ref()
         .map_or_else(crate::kernel_ext::this_cpu, |b| b.cpu());
-    if qp.pipe().away_from_home(cpu).is_some() {
-        // The run belongs on the QP's home CPU: hand it over (idle first, as below).
+    if let Some(to) = qp.pipe().away_from_home(cpu) {
+        // The run belongs on another CPU: hand it over (idle first, as below).
         gate.hand_over();
-        qp.pipe().defer(&ObjRef::new(qp));
+        qp.pipe().defer_on(&ObjRef::new(qp), to);
         return;
     }
     let rules = crate::params::tx_flow_rules();

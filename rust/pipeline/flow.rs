@@ -217,6 +217,12 @@ impl TxFlow {
         }
     }
 
+    /// The CPU the QP's buffers still in the stack were sent from, if any are: the one CPU it
+    /// may send from without waiting for them.
+    pub(crate) fn sending_cpu(&self) -> Option<u32> {
+        (self.in_flight.load(Acquire) > 0).then(|| self.cpu.load(Relaxed))
+    }
+
     /// Buffers in flight, for reports.
     pub(crate) fn in_flight(&self) -> u32 {
         self.in_flight.load(Relaxed)

@@ -279,23 +279,36 @@ impl QpPipe {
         [filling, taken]
     }
 
-    /// The CPU the QP's runs belong on when a run would start on `cpu` and should not: the
-    /// QP's home CPU if it is another and online (module parameter `qp_cpu`). A QP that always
-    /// runs on one CPU sends from it alone, so its packets stay in order on every transmit
-    /// queue and backlog (the flow rules of [`super::flow`] seldom hold it), and the QPs of a
-    /// device, dealt round the CPUs, keep every CPU busy.
+    /// The CPU a run that would start on `cpu` belongs on, when that is another (online) one
+    /// (module parameter `qp_cpu`):
     ///
-    /// An idle QP (none of its packets in the stack but one this CPU received, at most one
-    /// received waiting: a doorbell or a packet of a ping-pong) runs where its event happens
-    /// instead (module parameter `qp_cpu` 1): handing it over costs a wakeup of the home CPU,
-    /// which a single message's round trip pays on every hop, and with nothing in flight it
-    /// cannot overtake itself.
+    /// - a QP with packets still in the stack that this CPU sent stays: from any other CPU it
+    ///   could send only once they are released ([`super::flow`]), which on a NIC is its
+    ///   transmit completion, and a sender that posts and destroys its QP at once would lose
+    ///   what waited (mckey's sender did);
+    /// - an idle QP (nothing in the stack but the buffer parked on `cpu`, at most one packet
+    ///   received: a doorbell or a packet of a ping-pong) runs where its event happens: handing
+    ///   it over would cost a wakeup of another CPU on every hop of a round trip;
+    /// - any other goes to its home: the QPs of a device, dealt round the CPUs, keep every CPU
+    ///   busy.
+    ///
+    /// `qp_cpu` 2 sends every run home.
     pub(in crate::pipeline) fn away_from_home(&self, cpu: u32) -> Option<u32> {
-        if !crate::params::qp_home_cpu() || cpu == self.home || !kernel_ext::cpu_online(self.home) {
+        if !crate::params::qp_home_cpu() {
             return None;
         }
-        let idle = self.flow.idle_on(cpu) && self.inbox.len() <= 1;
-        (!(idle && crate::params::qp_idle_runs_here())).then_some(self.home)
+        // Every rule sends a run either nowhere or to the home, where it always runs: no run is
+        // handed back and forth.
+        let stays = crate::params::qp_idle_runs_here()
+            && (self.flow.sending_cpu() == Some(cpu)
+                || (self.flow.idle_on(cpu) && self.inbox.len() <= 1));
+        let to = if stays { cpu } else { self.home };
+        (to != cpu && kernel_ext::cpu_online(to)).then_some(to)
+    }
+
+    /// Queues the QP's deferred run on `cpu`.
+    pub(in crate::pipeline) fn defer_on(&self, qp: &ObjRef<Qp<RrxeDevice>>, cpu: u32) {
+        self.kicker.queue_on(qp, cpu);
     }
 
     /// The QP's home CPU, for reports.
@@ -303,14 +316,14 @@ impl QpPipe {
         self.home
     }
 
-    /// Queues the QP's deferred run: on its home CPU (module parameter `qp_cpu`), or on this
-    /// one.
+    /// Queues the QP's deferred run: on its home CPU (module parameter `qp_cpu`), where it
+    /// always runs, or on this CPU (`qp_cpu` 0).
     pub(in crate::pipeline) fn defer(&self, qp: &ObjRef<Qp<RrxeDevice>>) {
-        if crate::params::qp_home_cpu() {
-            self.kicker.queue_on(qp, self.home);
-        } else {
+        if !crate::params::qp_home_cpu() {
             self.kicker.queue(qp);
+            return;
         }
+        self.kicker.queue_on(qp, self.home);
     }
 
     /// Stops the QP's timer and deferred work for good (the QP is being destroyed): closed, not
