@@ -128,7 +128,7 @@ pub(crate) struct QpPipe {
     /// the responder makes one due, cleared by the pass that finds none under the receive
     /// lock. Both happen in the QP's passes, one at a time, so a pass that finds it clear
     /// skips the receive lock (which a peer's direct copy may hold) for them.
-    pub(in crate::pipeline) replies_due: Atomic<bool>,
+    replies_due: Atomic<bool>,
     /// A completion of the QP did not fit its CQ: the next pass moves the QP to ERR
     /// ([`super::after_push`]).
     pub(in crate::pipeline) cq_overrun: Atomic<bool>,
@@ -309,6 +309,23 @@ impl QpPipe {
     /// Queues the QP's deferred run on `cpu`.
     pub(in crate::pipeline) fn defer_on(&self, qp: &ObjRef<Qp<RrxeDevice>>, cpu: u32) {
         self.kicker.queue_on(qp, cpu);
+    }
+
+    /// The responder made a reply due (a READ to answer, an ACK to send). Under the receive
+    /// lock, in a pass.
+    pub(in crate::pipeline) fn reply_due(&self) {
+        self.replies_due.store(true, Relaxed);
+    }
+
+    /// Whether a reply may be due: `false` only when the last pass that looked under the
+    /// receive lock found none and no pass made one due since ([`Self::no_reply_due`]).
+    pub(in crate::pipeline) fn reply_may_be_due(&self) -> bool {
+        self.replies_due.load(Relaxed)
+    }
+
+    /// A pass found no reply due under the receive lock.
+    pub(in crate::pipeline) fn no_reply_due(&self) {
+        self.replies_due.store(false, Relaxed);
     }
 
     /// The QP's home CPU, for reports.

@@ -55,10 +55,7 @@ use crate::{
         },
     },
 };
-use kernel::{
-    prelude::*,
-    sync::atomic::Relaxed, //
-};
+use kernel::prelude::*;
 
 /// An RC or UC request packet and what every stage reads.
 pub(super) struct Request<'a> {
@@ -479,7 +476,7 @@ impl<'a> Request<'a> {
             npkts,
             sent: 0,
         });
-        self.qp.pipe().replies_due.store(true, Relaxed);
+        self.qp.pipe().reply_due();
         Ok((st, npkts))
     }
 
@@ -497,7 +494,7 @@ impl<'a> Request<'a> {
         }
         if self.rc && bth.ack_req && self.h.info.kind != OpKind::ReadRequest {
             st.ack_due = Some(bth.psn);
-            self.qp.pipe().replies_due.store(true, Relaxed);
+            self.qp.pipe().reply_due();
         }
         drop(st);
         self.qp.device().count_recv(self.payload.len());

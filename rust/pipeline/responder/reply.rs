@@ -52,10 +52,7 @@ use crate::{
         },
     },
 };
-use kernel::{
-    prelude::*,
-    sync::atomic::Relaxed, //
-};
+use kernel::prelude::*;
 
 /// Builds a response packet (ACK, NAK, READ response, atomic ACK) to the QP's peer.
 pub(super) fn response(
@@ -111,12 +108,12 @@ pub(super) fn ack(
 
 /// Sends the coalesced ACK of this pass, if one is due.
 pub(crate) fn flush_ack(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) {
-    if !qp.pipe().replies_due.load(Relaxed) {
+    if !qp.pipe().reply_may_be_due() {
         return;
     }
     let mut st = qp.pipe().recv.lock();
     if st.read.is_none() && st.ack_due.is_none() {
-        qp.pipe().replies_due.store(false, Relaxed);
+        qp.pipe().no_reply_due();
         return;
     }
     if let Some(psn) = st.ack_due.take() {
@@ -128,7 +125,7 @@ pub(crate) fn flush_ack(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) 
 
 /// Sends more responses of the READ in progress; `true` while some remain.
 pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> bool {
-    if !qp.pipe().replies_due.load(Relaxed) {
+    if !qp.pipe().reply_may_be_due() {
         return false;
     }
     let mut st = qp.pipe().recv.lock();
@@ -340,7 +337,7 @@ pub(super) fn duplicate(
                         npkts,
                         sent: psn.distance_from(p),
                     });
-                    qp.pipe().replies_due.store(true, Relaxed);
+                    qp.pipe().reply_due();
                     Ok(())
                 }
                 Some(Resource::Atomic { orig, .. }) => {
