@@ -6,8 +6,8 @@
 //! Everything a QP does with packets runs in one context at a time ([`gate`]), and while the QP
 //! is busy on one CPU, its home (QPs are dealt round the online CPUs as they are created):
 //! whichever of a doorbell, a received packet, a timer or the deferred kick asks first runs
-//! the QP's pass inline if it is on the home CPU or the QP is idle, or hands the run to the
-//! deferred kick on the home CPU; the others only leave a note. A pass handles the QP's inbox
+//! the QP's pass inline if it is on the home CPU, the QP is idle, or this CPU sent its packets
+//! still in the stack, or hands the run to the deferred kick on the home CPU; the others only leave a note. A pass handles the QP's inbox
 //! (responder for requests, completer for responses), then lets the requester send, then
 //! retires finished WQEs. Packets
 //! are built under the QP's spinlocks but sent after they are released (the IP output path must
