@@ -106,9 +106,10 @@ pub(super) fn ack(
     }
 }
 
-/// Sends the coalesced ACK of this pass, if one is due.
+/// Sends the coalesced ACK of this pass, if one is due and the batch has room (a full batch
+/// makes the pass go again: the ACK stays due for it).
 pub(crate) fn flush_ack(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) {
-    if !qp.pipe().reply_may_be_due() {
+    if !qp.pipe().reply_may_be_due() || out.is_full() {
         return;
     }
     let mut st = qp.pipe().recv.lock();
