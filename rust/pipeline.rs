@@ -210,7 +210,7 @@ impl Kicks {
                 continue;
             }
             runs += 1;
-            run(&qp, self);
+            run(&qp, self, Placed::Anywhere);
         }
     }
 }
@@ -218,9 +218,25 @@ impl Kicks {
 /// Runs the QP's packet work now (and then that of the QPs on this device its packets reach),
 /// or makes the context running it go once more, or hands it to the QP's home CPU.
 pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
+    kick_placed(qp, Placed::Anywhere);
+}
+
+fn kick_placed(qp: &Qp<RrxeDevice>, placed: Placed) {
     let mut kicks = Kicks::new();
-    run(qp, &mut kicks);
+    run(qp, &mut kicks, placed);
     kicks.run_all();
+}
+
+/// Where a run starts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Placed {
+    /// Where its event happened: it may belong on another CPU.
+    Anywhere,
+    /// The QP's deferred kick, queued where the QP's runs belong. It runs where the workqueue
+    /// ran it: a work item queued from its own run (or while it runs) on one CPU to another
+    /// stays on the first (the workqueue does not run one item on two CPUs at once), so a
+    /// deferred run that handed itself over again would go round on that CPU for ever.
+    Deferred,
 }
 
 /// One run of the QP's work. A run that uses up [`PASSES_PER_RUN`] or [`PACKETS_PER_RUN`] (or
@@ -231,7 +247,7 @@ pub(crate) fn kick(qp: &Qp<RrxeDevice>) {
 /// The run stays on one CPU with softirqs disabled (the packets it queues on this CPU's backlog
 /// are received when it ends), and does nothing while its packets sent from another CPU are
 /// still in the stack ([`flow`]: the home CPU makes that rare).
-fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
+fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks, placed: Placed) {
     let bh = crate::params::tx_flow_bh_off().then(BhDisabled::new);
     let gate = &qp.pipe().gate;
     if !gate.enter() {
@@ -240,7 +256,11 @@ fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
     let cpu = bh
         .as_ref()
         .map_or_else(crate::kernel_ext::this_cpu, |b| b.cpu());
-    if let Some(to) = qp.pipe().away_from_home(cpu) {
+    let away = match placed {
+        Placed::Anywhere => qp.pipe().away_from_home(cpu),
+        Placed::Deferred => None,
+    };
+    if let Some(to) = away {
         // The run belongs on another CPU: hand it over (idle first, as below).
         gate.hand_over();
         qp.pipe().defer_on(&ObjRef::new(qp), to);
@@ -422,7 +442,7 @@ impl TimerTarget for Qp<RrxeDevice> {
 
 impl WorkTarget for Qp<RrxeDevice> {
     fn work_run(this: ObjRef<Self>) {
-        kick(&this);
+        kick_placed(&this, Placed::Deferred);
     }
 }
 
