@@ -110,6 +110,11 @@ impl Outbox {
         })
     }
 
+    /// Whether the batch is empty.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
     /// Whether the batch is full.
     pub(crate) fn is_full(&self) -> bool {
         self.items.len() >= OUTBOX
@@ -118,6 +123,21 @@ impl Outbox {
     /// Adds a packet (dropped if the batch is full: callers check [`Self::is_full`]).
     pub(crate) fn push(&mut self, item: TxItem) {
         let _ = self.items.push_within_capacity(item);
+    }
+
+    /// Moves the batch's packets to the end of `held` (room for a batch, as much as the batch
+    /// holds; what does not fit is dropped, as by [`Self::push`]).
+    pub(crate) fn hold_into(&mut self, held: &mut KVec<TxItem>) {
+        for item in self.items.drain_all() {
+            let _ = held.push_within_capacity(item);
+        }
+    }
+
+    /// Moves the packets of `held` to the end of the batch (dropped if it is full).
+    pub(crate) fn take_from(&mut self, held: &mut KVec<TxItem>) {
+        for item in held.drain_all() {
+            self.push(item);
+        }
     }
 
     fn send_all(&mut self, qp: &Qp<RrxeDevice>, kicks: &mut Kicks) {
@@ -245,8 +265,9 @@ enum Placed {
 /// looping. A run of a busy QP that starts away from its home CPU only queues the deferred kick
 /// there ([`state::QpPipe::away_from_home`]).
 /// The run stays on one CPU with softirqs disabled (the packets it queues on this CPU's backlog
-/// are received when it ends), and does nothing while its packets sent from another CPU are
-/// still in the stack ([`flow`]: the home CPU makes that rare).
+/// are received when it ends), and sends nothing while its packets sent from another CPU are
+/// still in the stack ([`flow`]): it handles what it received and holds the replies
+/// ([`receive_pass`]).
 fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks, placed: Placed) {
     let bh = crate::params::tx_flow_bh_off().then(BhDisabled::new);
     let gate = &qp.pipe().gate;
@@ -283,6 +304,9 @@ fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks, placed: Placed) {
             if let flow::Clearance::WaitDrainOn(parked) = clearance {
                 qp.pipe().drain.queue_on(&ObjRef::new(qp), parked);
             }
+            if let Some(out) = out.as_mut() {
+                receive_pass(qp, out);
+            }
             passes += 1;
             spent = passes >= PASSES_PER_RUN;
         } else if let Some(out) = out.as_mut() {
@@ -317,20 +341,81 @@ fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks, placed: Placed) {
 fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
     let snap = RrxeQp::snapshot(qp);
     let c = completer::on_timer(qp, &snap);
-    let mut fatal = c.fatal;
-    // A side waiting for a page fault does nothing until the fault work resumes it (a QP in
-    // ERR only flushes and drops: it touches no memory and need not wait).
-    let odp = &qp.pipe().odp;
-    let waits = |side| snap.state != QpState::Err && odp.stalled(side);
-    while !out.is_full() && !waits(odp::Side::Recv) {
-        if responder::continue_read(qp, &snap, out) {
+    // Replies a pass that could not send made leave first.
+    responder::take_held(qp, out);
+    let mut fatal = c.fatal | handle_inbox(qp, &snap, out, true);
+    responder::flush_ack(qp, &snap, out);
+    let mut blocked = false;
+    if !fatal && !waits(qp, &snap, odp::Side::Send) {
+        let r = requester::run(qp, &snap, out);
+        blocked = r.blocked;
+        fatal |= r.fatal;
+    }
+    let retired = completer::complete_done(qp, &snap);
+    fatal |= retired.failed | cq_overran(qp);
+    // A full batch stopped the responder or the requester with work left; retiring makes
+    // room in the window that a blocked WQE waits for.
+    let again = out.is_full() || (blocked && retired.any) || fatal;
+    out.send_all(qp, kicks);
+    if fatal {
+        RrxeQp::pipeline_fatal(qp, snap.epoch);
+    }
+    again
+}
+
+/// A pass of a run that may not send ([`flow`]: the QP's packets are in the stack on another
+/// CPU): the packets received are handled, up to one that must wait behind a READ's responses,
+/// and the completions they make are written; the replies they make at once (NAKs, atomic
+/// results, answers to duplicates) are held for the next pass that may send. ACKs and READ
+/// responses wait as state of the responder, as they do between passes. So a QP whose last
+/// packet was parked on another CPU still delivers what arrives here without waiting for that
+/// CPU's drain: the receiving half of a round trip costs no wakeup of another CPU.
+fn receive_pass(qp: &Qp<RrxeDevice>, out: &mut Outbox) {
+    let snap = RrxeQp::snapshot(qp);
+    responder::take_held(qp, out);
+    let mut fatal = handle_inbox(qp, &snap, out, false);
+    fatal |= completer::complete_done(qp, &snap).failed | cq_overran(qp);
+    responder::hold(qp, out);
+    if fatal {
+        RrxeQp::pipeline_fatal(qp, snap.epoch);
+    }
+}
+
+/// Whether a side of the QP waits for a page fault: it does nothing until the fault work
+/// resumes it (a QP in ERR only flushes and drops: it touches no memory and need not wait).
+fn waits(qp: &Qp<RrxeDevice>, snap: &state::Snapshot, side: odp::Side) -> bool {
+    snap.state != QpState::Err && qp.pipe().odp.stalled(side)
+}
+
+/// Whether a completion of the QP did not fit its CQ (this pass's, or another context's).
+fn cq_overran(qp: &Qp<RrxeDevice>) -> bool {
+    let pipe = qp.pipe();
+    pipe.cq_overrun.load(Relaxed) && pipe.cq_overrun.xchg(false, Relaxed)
+}
+
+/// Handles the received packets while `out` has room; `may_send`: the READ in progress sends
+/// its responses first, else the packets behind it wait. `true` when the QP must move to ERR.
+fn handle_inbox(
+    qp: &Qp<RrxeDevice>,
+    snap: &state::Snapshot,
+    out: &mut Outbox,
+    may_send: bool,
+) -> bool {
+    let mut fatal = false;
+    while !out.is_full() && !waits(qp, snap, odp::Side::Recv) {
+        let reading = if may_send {
+            responder::continue_read(qp, snap, out)
+        } else {
+            responder::read_in_progress(qp)
+        };
+        if reading {
             break;
         }
         let Some(mut skb) = qp.pipe().inbox.pop() else {
             break;
         };
-        let h = handle(qp, &snap, &mut skb, out);
-        if odp.take_parked() {
+        let h = handle(qp, snap, &mut skb, out);
+        if qp.pipe().odp.take_parked() {
             // The packet needs a page that is being faulted in: it is handled again first.
             qp.pipe().inbox.push_front(skb);
             break;
@@ -341,26 +426,7 @@ fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
             skb.consume();
         }
     }
-    responder::flush_ack(qp, &snap, out);
-    let mut blocked = false;
-    if !fatal && !waits(odp::Side::Send) {
-        let r = requester::run(qp, &snap, out);
-        blocked = r.blocked;
-        fatal |= r.fatal;
-    }
-    let retired = completer::complete_done(qp, &snap);
-    fatal |= retired.failed;
-    // A completion its CQ did not take (this pass's, or another context's).
-    let pipe = qp.pipe();
-    fatal |= pipe.cq_overrun.load(Relaxed) && pipe.cq_overrun.xchg(false, Relaxed);
-    // A full batch stopped the responder or the requester with work left; retiring makes
-    // room in the window that a blocked WQE waits for.
-    let again = out.is_full() || (blocked && retired.any) || fatal;
-    out.send_all(qp, kicks);
-    if fatal {
-        RrxeQp::pipeline_fatal(qp, snap.epoch);
-    }
-    again
+    fatal
 }
 
 /// What became of a received packet.

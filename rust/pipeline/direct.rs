@@ -237,6 +237,7 @@ pub(crate) fn try_message(
         || r.write.is_some()
         || r.read.is_some()
         || r.ack_due.is_some()
+        || !r.held.is_empty()
     {
         return None;
     }

@@ -10,7 +10,10 @@ mod reply;
 
 pub(crate) use reply::{
     continue_read,
-    flush_ack, //
+    flush_ack,
+    hold,
+    read_in_progress,
+    take_held, //
 };
 
 use super::{

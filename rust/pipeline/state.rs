@@ -124,7 +124,8 @@ pub(crate) struct QpPipe {
     pub(in crate::pipeline) drain: RefWork<Qp<RrxeDevice>, super::flow::FlowDrain>,
     /// Owns the packets the QP sends to the stack; set once, never taken away.
     pub(in crate::pipeline) socket: SetOnce<TxSocket<Qp<RrxeDevice>>>,
-    /// The responder may have replies due (a READ's responses or a coalesced ACK): set when
+    /// The responder may have replies due (a READ's responses, a coalesced ACK, replies held
+    /// by a pass that could not send): set when
     /// the responder makes one due, cleared by the pass that finds none under the receive
     /// lock. Both happen in the QP's passes, one at a time, so a pass that finds it clear
     /// skips the receive lock (which a peer's direct copy may hold) for them.
@@ -211,6 +212,7 @@ impl QpPipe {
             ack_due: None,
             slot: zeroed(rq_elem)?,
             direct_recv: None,
+            held: KVec::with_capacity(super::OUTBOX, GFP_KERNEL_ACCOUNT)?,
             open: false,
         };
         let send = KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?;
@@ -311,8 +313,8 @@ impl QpPipe {
         self.kicker.queue_on(qp, cpu);
     }
 
-    /// The responder made a reply due (a READ to answer, an ACK to send). Under the receive
-    /// lock, in a pass.
+    /// The responder made a reply due (a READ to answer, an ACK to send, a reply held). Under
+    /// the receive lock, in a pass.
     pub(in crate::pipeline) fn reply_due(&self) {
         self.replies_due.store(true, Relaxed);
     }

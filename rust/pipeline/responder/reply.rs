@@ -113,7 +113,7 @@ pub(crate) fn flush_ack(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) 
         return;
     }
     let mut st = qp.pipe().recv.lock();
-    if st.read.is_none() && st.ack_due.is_none() {
+    if st.read.is_none() && st.ack_due.is_none() && st.held.is_empty() {
         qp.pipe().no_reply_due();
         return;
     }
@@ -121,6 +121,30 @@ pub(crate) fn flush_ack(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) 
         let msn = st.msn;
         drop(st);
         ack(qp, snap, msn, psn, Aeth::ACK_UNLIMITED, out);
+    }
+}
+
+/// Whether a READ's responses are being sent: the requests behind it wait for them.
+pub(crate) fn read_in_progress(qp: &Qp<RrxeDevice>) -> bool {
+    qp.pipe().reply_may_be_due() && qp.pipe().recv.lock().read.is_some()
+}
+
+/// Keeps the replies in `out` for the next pass that may send ([`take_held`]): this one may
+/// not ([`crate::pipeline::receive_pass`]). It starts with what was held before, so they fit.
+pub(crate) fn hold(qp: &Qp<RrxeDevice>, out: &mut Outbox) {
+    if out.is_empty() {
+        return;
+    }
+    let mut st = qp.pipe().recv.lock();
+    out.hold_into(&mut st.held);
+    qp.pipe().reply_due();
+}
+
+/// Puts the replies held by a pass that could not send ([`hold`]) into `out`, first. A pass
+/// starts with an empty batch, which they fit.
+pub(crate) fn take_held(qp: &Qp<RrxeDevice>, out: &mut Outbox) {
+    if qp.pipe().reply_may_be_due() {
+        out.take_from(&mut qp.pipe().recv.lock().held);
     }
 }
 

@@ -134,6 +134,10 @@ pub(crate) struct RecvState {
     /// A receive WQE a direct loopback message took and did not use (SGEs in `sges`), for the
     /// packet path to use next.
     pub(in crate::pipeline) direct_recv: Option<TakenRecv>,
+    /// Replies (NAKs, atomic results, answers to duplicates) made by a pass that could not
+    /// send them ([`crate::pipeline::receive_pass`]): the next pass that may send sends them
+    /// first. Room for one batch, allocated with the QP.
+    pub(in crate::pipeline) held: KVec<crate::pipeline::TxItem>,
     /// The QP is in RTR, RTS or SQD by the last transition: requests may be executed and
     /// receive WQEs taken. Cleared under this lock by the move to ERR or RESET, before the
     /// receive queue (or the QP's share of an SRQ) is flushed, so no WQE is taken after
