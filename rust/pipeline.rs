@@ -7,11 +7,11 @@
 //! is busy on one CPU, its home (QPs are dealt round the online CPUs as they are created):
 //! whichever of a doorbell, a received packet, a timer or the deferred kick asks first runs
 //! the QP's pass inline if it is on the home CPU, the QP is idle, or this CPU sent its packets
-//! still in the stack, or hands the run to the deferred kick on the home CPU; the others only leave a note. A pass handles the QP's inbox
-//! (responder for requests, completer for responses), then lets the requester send, then
-//! retires finished WQEs. Packets
-//! are built under the QP's spinlocks but sent after they are released (the IP output path must
-//! not run with interrupts disabled), in batches of up to [`OUTBOX`].
+//! still in the stack, or hands the run to the deferred kick on the home CPU; the others only
+//! leave a note. A pass ([`pass`]) handles the QP's inbox (responder for requests, completer
+//! for responses), then lets the requester send, then retires finished WQEs. Packets are built
+//! under the QP's spinlocks but sent after they are released (the IP output path must not run
+//! with interrupts disabled), in batches of up to [`OUTBOX`].
 //!
 //! Work is bounded per context: a run makes at most [`PASSES_PER_RUN`] passes; a packet for a
 //! QP of the same device lists that QP in [`Kicks`] instead of running it inline (no recursion
@@ -26,6 +26,7 @@ mod flow;
 mod gate;
 mod mem;
 mod odp;
+mod pass;
 mod recv;
 mod report;
 mod requester;
@@ -56,17 +57,9 @@ use crate::{
     net::SkBuff,
     proto::{
         hdr::Bth,
-        packet,
-        qp_attr::local_ack_timeout_ns,
-        qp_state::{
-            QpState,
-            QpType, //
-        },
+        qp_attr::local_ack_timeout_ns, //
     },
-    verbs::{
-        cq::Pushed,
-        qp::RrxeQp, //
-    },
+    verbs::cq::Pushed,
 };
 use kernel::{
     prelude::*,
@@ -260,14 +253,13 @@ enum Placed {
 }
 
 /// One run of the QP's work. A run that uses up [`PASSES_PER_RUN`] or [`PACKETS_PER_RUN`] (or
-/// cannot get its batch buffer) arms the deferred kick and stops, so a long READ response or send continues
-/// instead of stalling until the next event, and no flood of requests keeps one context
-/// looping. A run of a busy QP that starts away from its home CPU only queues the deferred kick
-/// there ([`state::QpPipe::away_from_home`]).
-/// The run stays on one CPU with softirqs disabled (the packets it queues on this CPU's backlog
+/// cannot get its batch buffer) arms the deferred kick and stops, so a long READ response or
+/// send continues instead of stalling until the next event, and no flood of requests keeps one
+/// context looping. A run of a busy QP that starts away from its home CPU only queues the
+/// deferred kick there ([`state::QpPipe::away_from_home`]). The run stays on one CPU with softirqs disabled (the packets it queues on this CPU's backlog
 /// are received when it ends), and sends nothing while its packets sent from another CPU are
 /// still in the stack ([`flow`]): it handles what it received and holds the replies
-/// ([`receive_pass`]).
+/// ([`pass::receive_pass`]).
 fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks, placed: Placed) {
     let bh = crate::params::tx_flow_bh_off().then(BhDisabled::new);
     let gate = &qp.pipe().gate;
@@ -305,14 +297,14 @@ fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks, placed: Placed) {
                 qp.pipe().drain.queue_on(&ObjRef::new(qp), parked);
             }
             if let Some(out) = out.as_mut() {
-                receive_pass(qp, out);
+                pass::receive_pass(qp, out);
             }
             passes += 1;
             spent = passes >= PASSES_PER_RUN;
         } else if let Some(out) = out.as_mut() {
             while passes < PASSES_PER_RUN && out.sent < PACKETS_PER_RUN {
                 passes += 1;
-                if !pass(qp, out, kicks) {
+                if !pass::pass(qp, out, kicks) {
                     break;
                 }
             }
@@ -328,170 +320,6 @@ fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks, placed: Placed) {
         }
         if gate.leave() {
             break;
-        }
-    }
-}
-
-/// One pass, sending what it builds through `out`; `true` when another pass may find work that
-/// no event announces: the batch filled up with work left, retiring WQEs made room that a
-/// blocked WQE waits for, or the QP failed. Everything else that makes work (a doorbell, a
-/// packet, a timer, a resolved page fault) kicks the QP, and a kick during a run makes the run
-/// go once more ([`gate`]); so a pass that merely did something is not followed by an empty
-/// one.
-fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> bool {
-    let snap = RrxeQp::snapshot(qp);
-    let c = completer::on_timer(qp, &snap);
-    // Replies a pass that could not send made leave first.
-    responder::take_held(qp, out);
-    let mut fatal = c.fatal | handle_inbox(qp, &snap, out, true);
-    responder::flush_ack(qp, &snap, out);
-    let mut blocked = false;
-    if !fatal && !waits(qp, &snap, odp::Side::Send) {
-        let r = requester::run(qp, &snap, out);
-        blocked = r.blocked;
-        fatal |= r.fatal;
-    }
-    let retired = completer::complete_done(qp, &snap);
-    fatal |= retired.failed | cq_overran(qp);
-    // A full batch stopped the responder or the requester with work left; retiring makes
-    // room in the window that a blocked WQE waits for.
-    let again = out.is_full() || (blocked && retired.any) || fatal;
-    out.send_all(qp, kicks);
-    if fatal {
-        RrxeQp::pipeline_fatal(qp, snap.epoch);
-    }
-    again
-}
-
-/// A pass of a run that may not send ([`flow`]: the QP's packets are in the stack on another
-/// CPU): the packets received are handled, up to one that must wait behind a READ's responses,
-/// and the completions they make are written; the replies they make at once (NAKs, atomic
-/// results, answers to duplicates) are held for the next pass that may send. ACKs and READ
-/// responses wait as state of the responder, as they do between passes. So a QP whose last
-/// packet was parked on another CPU still delivers what arrives here without waiting for that
-/// CPU's drain: the receiving half of a round trip costs no wakeup of another CPU.
-fn receive_pass(qp: &Qp<RrxeDevice>, out: &mut Outbox) {
-    let snap = RrxeQp::snapshot(qp);
-    responder::take_held(qp, out);
-    let mut fatal = handle_inbox(qp, &snap, out, false);
-    fatal |= completer::complete_done(qp, &snap).failed | cq_overran(qp);
-    responder::hold(qp, out);
-    if fatal {
-        RrxeQp::pipeline_fatal(qp, snap.epoch);
-    }
-}
-
-/// Whether a side of the QP waits for a page fault: it does nothing until the fault work
-/// resumes it (a QP in ERR only flushes and drops: it touches no memory and need not wait).
-fn waits(qp: &Qp<RrxeDevice>, snap: &state::Snapshot, side: odp::Side) -> bool {
-    snap.state != QpState::Err && qp.pipe().odp.stalled(side)
-}
-
-/// Whether a completion of the QP did not fit its CQ (this pass's, or another context's).
-fn cq_overran(qp: &Qp<RrxeDevice>) -> bool {
-    let pipe = qp.pipe();
-    pipe.cq_overrun.load(Relaxed) && pipe.cq_overrun.xchg(false, Relaxed)
-}
-
-/// Handles the received packets while `out` has room; `may_send`: the READ in progress sends
-/// its responses first, else the packets behind it wait. `true` when the QP must move to ERR.
-fn handle_inbox(
-    qp: &Qp<RrxeDevice>,
-    snap: &state::Snapshot,
-    out: &mut Outbox,
-    may_send: bool,
-) -> bool {
-    let mut fatal = false;
-    while !out.is_full() && !waits(qp, snap, odp::Side::Recv) {
-        let reading = if may_send {
-            responder::continue_read(qp, snap, out)
-        } else {
-            responder::read_in_progress(qp)
-        };
-        if reading {
-            break;
-        }
-        let Some(mut skb) = qp.pipe().inbox.pop() else {
-            break;
-        };
-        let h = handle(qp, snap, &mut skb, out);
-        if qp.pipe().odp.take_parked() {
-            // The packet needs a page that is being faulted in: it is handled again first.
-            qp.pipe().inbox.push_front(skb);
-            break;
-        }
-        fatal |= h.fatal;
-        if !h.dropped {
-            // Drop monitors see only the packets dropped (and counted) above.
-            skb.consume();
-        }
-    }
-    fatal
-}
-
-/// What became of a received packet.
-#[derive(Default)]
-struct Handled {
-    /// The QP must move to ERR.
-    fatal: bool,
-    /// The packet was dropped (and counted).
-    dropped: bool,
-}
-
-impl Handled {
-    const DROPPED: Self = Self {
-        fatal: false,
-        dropped: true,
-    };
-}
-
-/// Handles one received packet.
-fn handle(
-    qp: &Qp<RrxeDevice>,
-    snap: &state::Snapshot,
-    skb: &mut SkBuff,
-    out: &mut Outbox,
-) -> Handled {
-    let mut grh = [0u8; responder::GRH_LEN];
-    grh.copy_from_slice(&skb.cb()[..responder::GRH_LEN]);
-    let data = skb.data();
-    let Ok(h) = packet::parse_headers(data) else {
-        drop_packet(qp.device(), DropReason::Malformed, None);
-        return Handled::DROPPED;
-    };
-    let bth = h.headers.bth;
-    let Some(payload) = data.get(h.payload_offset..h.payload_offset + h.payload_len) else {
-        drop_packet(qp.device(), DropReason::Malformed, Some(&bth));
-        return Handled::DROPPED;
-    };
-    // A connected QP talks to one peer (rxe's `check_addr`): the packet must come from the
-    // address of the QP's address vector, to the QP's own.
-    if matches!(snap.qp_type, QpType::Rc | QpType::Uc)
-        && (recv::source_gid(&grh) != snap.av.dgid || recv::dest_gid(&grh) != snap.av.sgid)
-    {
-        drop_packet(qp.device(), DropReason::AddressMismatch, Some(&bth));
-        return Handled::DROPPED;
-    }
-    if h.info.is_request {
-        match responder::on_request(qp, snap, &h, payload, &grh, out) {
-            Ok(()) => Handled::default(),
-            Err(reason) => {
-                drop_packet(qp.device(), reason, Some(&bth));
-                Handled {
-                    fatal: reason == DropReason::BadRecvWqe,
-                    dropped: true,
-                }
-            }
-        }
-    } else {
-        qp.device().count(Counter::AckDeferred);
-        let c = completer::on_response(qp, snap, &h, payload);
-        if let Some(reason) = c.dropped {
-            drop_packet(qp.device(), reason, Some(&bth));
-        }
-        Handled {
-            fatal: c.fatal,
-            dropped: c.dropped.is_some(),
         }
     }
 }

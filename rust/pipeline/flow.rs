@@ -16,8 +16,8 @@
 //!   by the queueing discipline and sent again.
 //!
 //! A run that may not send sends nothing (it handles what it received and holds the replies:
-//! [`super::receive_pass`]) and records that it waits; the release of the buffer that lifts
-//! the block runs the QP again (its deferred kick).
+//! [`super::pass::receive_pass`]) and records that it waits; the release of the buffer that
+//! lifts the block runs the QP again (its deferred kick).
 //!
 //! A buffer that a veth or the loopback device carries back into this host is released before
 //! it has arrived: `ip_rcv` orphans it and only later in the same softirq does the receiver

@@ -130,7 +130,8 @@ pub(crate) fn read_in_progress(qp: &Qp<RrxeDevice>) -> bool {
 }
 
 /// Keeps the replies in `out` for the next pass that may send ([`take_held`]): this one may
-/// not ([`crate::pipeline::receive_pass`]). It starts with what was held before, so they fit.
+/// not ([`crate::pipeline::pass::receive_pass`]). It starts with what was held before, so
+/// they fit.
 pub(crate) fn hold(qp: &Qp<RrxeDevice>, out: &mut Outbox) {
     if out.is_empty() {
         return;

@@ -135,7 +135,7 @@ pub(crate) struct RecvState {
     /// packet path to use next.
     pub(in crate::pipeline) direct_recv: Option<TakenRecv>,
     /// Replies (NAKs, atomic results, answers to duplicates) made by a pass that could not
-    /// send them ([`crate::pipeline::receive_pass`]): the next pass that may send sends them
+    /// send them ([`crate::pipeline::pass::receive_pass`]): the next pass that may send sends them
     /// first. Room for one batch, allocated with the QP.
     pub(in crate::pipeline) held: KVec<crate::pipeline::TxItem>,
     /// The QP is in RTR, RTS or SQD by the last transition: requests may be executed and
