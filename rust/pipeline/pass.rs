@@ -55,7 +55,7 @@ pub(super) fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> 
     again
 }
 
-/// A pass of a run that may not send ([`flow`]: the QP's packets are in the stack on another
+/// A pass of a run that may not send ([`super::flow`]: the QP's packets are in the stack on another
 /// CPU): the packets received are handled, up to one that must wait behind a READ's responses,
 /// and the completions they make are written; the replies they make at once (NAKs, atomic
 /// results, answers to duplicates) are held for the next pass that may send. ACKs and READ

@@ -405,6 +405,9 @@ impl QpPipe {
             // `flush_queues`, before the ring's.
             r.write = None;
             r.read = None;
+            // Replies held for a pass that may send belong to the QP's past too (packets not
+            // yet routed or charged: freeing them here holds nothing up).
+            r.held.clear();
         }
     }
 }
