@@ -118,12 +118,21 @@ impl Outbox {
         let _ = self.items.push_within_capacity(item);
     }
 
-    /// Moves the batch's packets to the end of `held` (room for a batch, as much as the batch
-    /// holds; what does not fit is dropped, as by [`Self::push`]).
-    pub(crate) fn hold_into(&mut self, held: &mut KVec<TxItem>) {
-        for item in self.items.drain_all() {
-            let _ = held.push_within_capacity(item);
+    /// Moves the batch's packets to the end of `held`, which gets room for a batch first if it
+    /// has none; returns how many did not fit (dropped: no memory for the room).
+    pub(crate) fn hold_into(&mut self, held: &mut KVec<TxItem>) -> usize {
+        if held.is_empty() && held.capacity() < OUTBOX {
+            if let Ok(room) = KVec::with_capacity(OUTBOX, GFP_ATOMIC) {
+                *held = room;
+            }
         }
+        let mut dropped = 0;
+        for item in self.items.drain_all() {
+            if held.push_within_capacity(item).is_err() {
+                dropped += 1;
+            }
+        }
+        dropped
     }
 
     /// Moves the packets of `held` to the end of the batch (dropped if it is full).

@@ -212,7 +212,7 @@ impl QpPipe {
             ack_due: None,
             slot: zeroed(rq_elem)?,
             direct_recv: None,
-            held: KVec::with_capacity(super::OUTBOX, GFP_KERNEL_ACCOUNT)?,
+            held: KVec::new(),
             open: false,
         };
         let send = KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?;

@@ -137,8 +137,14 @@ pub(crate) fn hold(qp: &Qp<RrxeDevice>, out: &mut Outbox) {
         return;
     }
     let mut st = qp.pipe().recv.lock();
-    out.hold_into(&mut st.held);
+    let dropped = out.hold_into(&mut st.held);
     qp.pipe().reply_due();
+    drop(st);
+    // No memory to keep them: lost as a packet the wire drops, which the requester's
+    // retransmission recovers.
+    for _ in 0..dropped {
+        qp.device().count(crate::counters::Counter::SendErr);
+    }
 }
 
 /// Puts the replies held by a pass that could not send ([`hold`]) into `out`, first. A pass

@@ -136,7 +136,8 @@ pub(crate) struct RecvState {
     pub(in crate::pipeline) direct_recv: Option<TakenRecv>,
     /// Replies (NAKs, atomic results, answers to duplicates) made by a pass that could not
     /// send them ([`crate::pipeline::pass::receive_pass`]): the next pass that may send sends them
-    /// first. Room for one batch, allocated with the QP.
+    /// first. Room for one batch, allocated by the first hold (most QPs never hold one: with
+    /// the QP it would add a fifth to a QP's slab).
     pub(in crate::pipeline) held: KVec<crate::pipeline::TxItem>,
     /// The QP is in RTR, RTS or SQD by the last transition: requests may be executed and
     /// receive WQEs taken. Cleared under this lock by the move to ERR or RESET, before the
