@@ -250,7 +250,7 @@ fn kick_placed(qp: &Qp<RrxeDevice>, placed: Placed) {
 }
 
 /// Where a run starts.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 enum Placed {
     /// Where its event happened: it may belong on another CPU.
     Anywhere,
