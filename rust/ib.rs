@@ -113,5 +113,4 @@ pub(crate) use wr::{
     Sge,
     Wc,
     WcStatus, //
-    MAX_WR_SGE,
 };

@@ -22,9 +22,6 @@ pub(crate) const MAX_MR_INDEX: u32 = DEFAULT_MAX >> 1;
 /// Scatter/gather entries per send or receive WR.
 pub(crate) const MAX_SGE: u32 = 32;
 
-/// The largest receive WQE: 40 bytes and [`MAX_SGE`] SGEs of 16.
-pub(crate) const MAX_RECV_SLOT: usize = 40 + MAX_SGE as usize * 16;
-
 /// Headers a RoCEv2 packet carries on top of its payload (Ethernet-less worst case: IPv6 40 +
 /// UDP 8 + BTH 12 + the largest extension 16 + ICRC 4), subtracted from the netdev MTU.
 pub(crate) const MAX_HDR_LENGTH: u32 = 80;

@@ -16,6 +16,8 @@ use crate::{
             RingError,
             RingGeometry, //
         },
+        wqe::WqeError,
+        wqe_encode::WqeOut,
     },
 };
 use kernel::{
@@ -166,16 +168,23 @@ impl KernelConsumedRing {
     }
 
     /// Produces an entry from the kernel side (kernel QPs and SRQs, whose rings are not mapped:
-    /// the header's producer index is the kernel's own). `ENOMEM` when the ring is full, as
-    /// rxe reports a full receive queue.
-    pub(crate) fn push_local(&mut self, entry: &[u8]) -> Result {
+    /// the header's producer index is the kernel's own), written in place by `encode` (no copy
+    /// through a buffer). `ENOMEM` when the ring is full, as rxe reports a full receive queue;
+    /// when `encode` fails, nothing is produced.
+    pub(crate) fn push_local_with(
+        &mut self,
+        encode: impl FnOnce(&mut RingSlot<'_>) -> Result,
+    ) -> Result {
         let mask = self.geo.index_mask();
         let prod = ring::sanitize(self.buf.load_acquire(abi::HDR_PRODUCER)?, mask);
         if ring::is_full(prod, self.cons, mask) {
             return Err(ENOMEM);
         }
-        let len = entry.len().min(self.geo.elem_size());
-        self.buf.write(self.geo.slot_offset(prod), &entry[..len])?;
+        encode(&mut RingSlot {
+            buf: &self.buf,
+            base: self.geo.slot_offset(prod),
+            size: self.geo.elem_size(),
+        })?;
         self.buf
             .store_release(abi::HDR_PRODUCER, ring::next(prod, mask))
     }
@@ -184,6 +193,28 @@ impl KernelConsumedRing {
     pub(crate) fn pop(&mut self) -> Result {
         self.cons = ring::next(self.cons, self.geo.index_mask());
         self.buf.store_release(abi::HDR_CONSUMER, self.cons)
+    }
+}
+
+/// The free slot a kernel producer writes in place ([`KernelConsumedRing::push_local_with`]).
+pub(crate) struct RingSlot<'a> {
+    buf: &'a UserBuf,
+    base: usize,
+    size: usize,
+}
+
+impl WqeOut for RingSlot<'_> {
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn put(&mut self, off: usize, bytes: &[u8]) -> core::result::Result<(), WqeError> {
+        let end = off.checked_add(bytes.len()).ok_or(WqeError::Truncated)?;
+        if end > self.size {
+            return Err(WqeError::Truncated);
+        }
+        let at = self.base.checked_add(off).ok_or(WqeError::Truncated)?;
+        self.buf.write(at, bytes).map_err(|_| WqeError::Truncated)
     }
 }
 

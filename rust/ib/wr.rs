@@ -195,7 +195,9 @@ impl Wc {
     }
 }
 
-/// A scatter/gather entry of a kernel work request (`struct ib_sge`).
+/// A scatter/gather entry of a kernel work request: `struct ib_sge`, in its layout, so the
+/// consumer's list is read in place ([`SgeList`]).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Sge {
     /// Local virtual (or DMA) address.
@@ -206,59 +208,53 @@ pub(crate) struct Sge {
     pub(crate) lkey: u32,
 }
 
-/// One kernel work request's scatter/gather list, copied.
-pub(crate) struct SgeList {
-    sges: [Sge; MAX_WR_SGE],
-    len: usize,
-}
+const _: () = {
+    assert!(core::mem::size_of::<Sge>() == core::mem::size_of::<bindings::ib_sge>());
+    assert!(core::mem::align_of::<Sge>() == core::mem::align_of::<bindings::ib_sge>());
+    assert!(core::mem::offset_of!(Sge, addr) == core::mem::offset_of!(bindings::ib_sge, addr));
+    assert!(core::mem::offset_of!(Sge, length) == core::mem::offset_of!(bindings::ib_sge, length));
+    assert!(core::mem::offset_of!(Sge, lkey) == core::mem::offset_of!(bindings::ib_sge, lkey));
+};
 
-impl SgeList {
-    /// Copies `num` entries from `list`.
+/// One kernel work request's scatter/gather list: the consumer's own array, borrowed for the
+/// post call (nothing copied: a post reads each entry once, as it encodes it).
+#[derive(Clone, Copy)]
+pub(crate) struct SgeList<'a>(&'a [Sge]);
+
+impl<'a> SgeList<'a> {
+    /// The `num` entries at `list`; `EINVAL` for more than [`MAX_WR_SGE`] or a negative count.
     ///
     /// # Safety
     ///
-    /// `list` points to `num` valid `struct ib_sge` when `num > 0`.
-    unsafe fn copy(list: *const bindings::ib_sge, num: c_int) -> Result<Self> {
+    /// `list` points to `num` valid `struct ib_sge` when `num > 0`, which nothing writes during
+    /// `'a` (the post call: the consumer owns the chain until it returns).
+    unsafe fn new(list: *const bindings::ib_sge, num: c_int) -> Result<Self> {
         let len = usize::try_from(num).map_err(|_| EINVAL)?;
         if len > MAX_WR_SGE {
             return Err(EINVAL);
         }
-        let mut s = Self {
-            sges: [Sge::default(); MAX_WR_SGE],
-            len,
-        };
-        for (i, out) in s.sges.iter_mut().take(len).enumerate() {
-            // SAFETY: `i < num` entries are valid per the caller.
-            let c = unsafe { &*list.add(i) };
-            *out = Sge {
-                addr: c.addr,
-                length: c.length,
-                lkey: c.lkey,
-            };
+        if len == 0 || list.is_null() {
+            return Ok(Self(&[]));
         }
-        Ok(s)
+        // SAFETY: `list` holds `len` entries valid and unchanged for `'a` (the caller's
+        // guarantee); `Sge` has the layout of `struct ib_sge` (asserted above).
+        Ok(Self(unsafe {
+            core::slice::from_raw_parts(list.cast::<Sge>(), len)
+        }))
     }
 
     /// The entries.
-    pub(crate) fn as_slice(&self) -> &[Sge] {
-        &self.sges[..self.len]
-    }
-
-    /// The entries converted to the driver's own SGE type, in `buf`.
-    pub(crate) fn convert<'a, S: From<Sge>>(&self, buf: &'a mut [S; MAX_WR_SGE]) -> &'a [S] {
-        for (out, sge) in buf.iter_mut().zip(self.as_slice()) {
-            *out = S::from(*sge);
-        }
-        &buf[..self.len]
+    pub(crate) fn as_slice(&self) -> &'a [Sge] {
+        self.0
     }
 }
 
 /// A kernel receive work request.
-pub(crate) struct RecvWr {
+pub(crate) struct RecvWr<'a> {
     /// The work request id.
     pub(crate) wr_id: u64,
     /// Its buffers.
-    pub(crate) sges: SgeList,
+    pub(crate) sges: SgeList<'a>,
 }
 
 /// The destination of a kernel UD send.
@@ -289,7 +285,7 @@ pub(crate) struct SendWr<'a, T: DeviceOps> {
     /// Immediate data (as stored) or the rkey to invalidate.
     pub(crate) ex: u32,
     /// Local buffers.
-    pub(crate) sges: SgeList,
+    pub(crate) sges: SgeList<'a>,
     /// RDMA and atomic operations: the remote address and key.
     pub(crate) remote_addr: u64,
     pub(crate) rkey: u32,
@@ -332,8 +328,9 @@ impl<'a, T: DeviceOps + 'a> Iterator for SendWrChain<'a, '_, T> {
         // SAFETY: By the chain's contract `raw` is a valid request for `'a`.
         let c = unsafe { &*raw };
         let op = c.opcode;
-        // SAFETY: `sg_list` holds `num_sge` entries (the ULP's contract).
-        let sges = match unsafe { SgeList::copy(c.sg_list, c.num_sge) } {
+        // SAFETY: `sg_list` holds `num_sge` entries, unchanged while the chain is posted (the
+        // ULP's contract).
+        let sges = match unsafe { SgeList::new(c.sg_list, c.num_sge) } {
             Ok(s) => s,
             Err(e) => return Some(Err(e)),
         };
@@ -434,17 +431,18 @@ impl<'a, W> WrChain<'a, W> {
     }
 }
 
-impl Iterator for WrChain<'_, bindings::ib_recv_wr> {
-    type Item = Result<RecvWr>;
+impl<'a> Iterator for WrChain<'a, bindings::ib_recv_wr> {
+    type Item = Result<RecvWr<'a>>;
 
-    fn next(&mut self) -> Option<Result<RecvWr>> {
+    fn next(&mut self) -> Option<Result<RecvWr<'a>>> {
         // SAFETY: By the constructor's contract the chain is valid.
         let c = unsafe { self.next.as_ref() }?;
         self.last = self.next;
         self.next = c.next;
-        // SAFETY: `sg_list` holds `num_sge` entries (the ULP's contract).
+        // SAFETY: `sg_list` holds `num_sge` entries, unchanged while the chain is posted (the
+        // ULP's contract).
         Some(
-            unsafe { SgeList::copy(c.sg_list, c.num_sge) }.map(|sges| RecvWr {
+            unsafe { SgeList::new(c.sg_list, c.num_sge) }.map(|sges| RecvWr {
                 // SAFETY: Reading the id member of the union, as ULPs that use `wr_cqe` expect it
                 // back bit for bit.
                 wr_id: unsafe { c.__bindgen_anon_1.wr_id },

@@ -47,18 +47,18 @@ const OFF_REG_KEY: usize = 28;
 /// Where a fast registration keeps the access flags.
 const OFF_REG_ACCESS: usize = 32;
 
-/// The local data of a kernel send.
+/// The local data of a kernel send; `S`, the consumer's type of SGE, read where it is.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum SendData<'a> {
+pub(crate) enum SendData<'a, S = Sge> {
     /// Scatter/gather entries.
-    Sges(&'a [Sge]),
+    Sges(&'a [S]),
     /// Inline bytes, already copied from the consumer's buffers.
     Inline(&'a [u8]),
 }
 
 /// A kernel send work request to encode.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct KernelSend<'a> {
+pub(crate) struct KernelSend<'a, S = Sge> {
     pub(crate) wr_id: u64,
     pub(crate) opcode: WrOpcode,
     /// `enum ib_send_flags`.
@@ -68,49 +68,69 @@ pub(crate) struct KernelSend<'a> {
     /// The remote address of RDMA and atomic operations.
     pub(crate) remote_addr: u64,
     pub(crate) detail: WrDetail,
-    pub(crate) data: SendData<'a>,
+    pub(crate) data: SendData<'a, S>,
 }
 
-fn put(out: &mut [u8], off: usize, bytes: &[u8]) -> Result<(), WqeError> {
-    let end = off.checked_add(bytes.len()).ok_or(WqeError::Truncated)?;
-    out.get_mut(off..end)
-        .ok_or(WqeError::Truncated)?
-        .copy_from_slice(bytes);
-    Ok(())
+/// Where an encoder writes a WQE: a byte slice, or a ring slot written in place.
+pub(crate) trait WqeOut {
+    /// The slot's size in bytes.
+    fn size(&self) -> usize;
+
+    /// Writes `bytes` at `off`; [`WqeError::Truncated`] past the end of the slot.
+    fn put(&mut self, off: usize, bytes: &[u8]) -> Result<(), WqeError>;
 }
 
-/// Writes `s` into `slot` (cleared first). Fails when it does not fit, has more than `max_sge`
-/// SGEs or more than `max_inline` inline bytes, or its lengths overflow.
-pub(crate) fn encode_send_wqe(
-    slot: &mut [u8],
-    s: &KernelSend<'_>,
+impl WqeOut for [u8] {
+    fn size(&self) -> usize {
+        self.len()
+    }
+
+    fn put(&mut self, off: usize, bytes: &[u8]) -> Result<(), WqeError> {
+        let end = off.checked_add(bytes.len()).ok_or(WqeError::Truncated)?;
+        self.get_mut(off..end)
+            .ok_or(WqeError::Truncated)?
+            .copy_from_slice(bytes);
+        Ok(())
+    }
+}
+
+/// Zeros for a WQE header.
+const ZEROS: [u8; SEND_WQE_HDR_LEN] = [0; SEND_WQE_HDR_LEN];
+
+/// Writes `s` into `slot`: the header (cleared first) and the SGEs or the inline bytes; what
+/// lies past them is left as it was (readers stop at the SGE count or the inline length).
+/// Each SGE is read once. Fails when it does not fit, has more than `max_sge` SGEs or more
+/// than `max_inline` inline bytes, or its lengths overflow.
+pub(crate) fn encode_send_wqe<S: Copy + Into<Sge>>(
+    slot: &mut (impl WqeOut + ?Sized),
+    s: &KernelSend<'_, S>,
     max_sge: u32,
     max_inline: u32,
 ) -> Result<(), WqeError> {
-    if slot.len() < SEND_WQE_HDR_LEN {
+    if slot.size() < SEND_WQE_HDR_LEN {
         return Err(WqeError::Truncated);
     }
-    slot.fill(0);
-    put(slot, OFF_WR_ID, &s.wr_id.to_le_bytes())?;
-    put(slot, OFF_OPCODE, &s.opcode.to_raw().to_le_bytes())?;
-    put(slot, OFF_SEND_FLAGS, &s.flags.to_le_bytes())?;
-    put(slot, OFF_EX, &s.ex.to_le_bytes())?;
+    slot.put(0, &ZEROS)?;
+    slot.put(OFF_WR_ID, &s.wr_id.to_le_bytes())?;
+    slot.put(OFF_OPCODE, &s.opcode.to_raw().to_le_bytes())?;
+    slot.put(OFF_SEND_FLAGS, &s.flags.to_le_bytes())?;
+    slot.put(OFF_EX, &s.ex.to_le_bytes())?;
     match s.detail {
         WrDetail::Rdma { rkey } => {
-            put(slot, OFF_REMOTE_ADDR, &s.remote_addr.to_le_bytes())?;
-            put(slot, OFF_RDMA_RKEY, &rkey.to_le_bytes())?;
-            put(slot, OFF_IOVA, &s.remote_addr.to_le_bytes())?;
+            slot.put(OFF_REMOTE_ADDR, &s.remote_addr.to_le_bytes())?;
+            slot.put(OFF_RDMA_RKEY, &rkey.to_le_bytes())?;
+            slot.put(OFF_IOVA, &s.remote_addr.to_le_bytes())?;
         }
         WrDetail::Atomic {
             compare_add,
             swap,
             rkey,
         } => {
-            put(slot, OFF_REMOTE_ADDR, &s.remote_addr.to_le_bytes())?;
-            put(slot, OFF_ATOMIC_COMPARE_ADD, &compare_add.to_le_bytes())?;
-            put(slot, OFF_ATOMIC_SWAP, &swap.to_le_bytes())?;
-            put(slot, OFF_ATOMIC_RKEY, &rkey.to_le_bytes())?;
-            put(slot, OFF_IOVA, &s.remote_addr.to_le_bytes())?;
+            slot.put(OFF_REMOTE_ADDR, &s.remote_addr.to_le_bytes())?;
+            slot.put(OFF_ATOMIC_COMPARE_ADD, &compare_add.to_le_bytes())?;
+            slot.put(OFF_ATOMIC_SWAP, &swap.to_le_bytes())?;
+            slot.put(OFF_ATOMIC_RKEY, &rkey.to_le_bytes())?;
+            slot.put(OFF_IOVA, &s.remote_addr.to_le_bytes())?;
         }
         WrDetail::Ud {
             remote_qpn,
@@ -118,10 +138,10 @@ pub(crate) fn encode_send_wqe(
             pkey_index,
             ah_num,
         } => {
-            put(slot, OFF_UD_REMOTE_QPN, &remote_qpn.to_le_bytes())?;
-            put(slot, OFF_UD_REMOTE_QKEY, &remote_qkey.to_le_bytes())?;
-            put(slot, OFF_UD_PKEY_INDEX, &pkey_index.to_le_bytes())?;
-            put(slot, OFF_UD_AH_NUM, &ah_num.to_le_bytes())?;
+            slot.put(OFF_UD_REMOTE_QPN, &remote_qpn.to_le_bytes())?;
+            slot.put(OFF_UD_REMOTE_QKEY, &remote_qkey.to_le_bytes())?;
+            slot.put(OFF_UD_PKEY_INDEX, &pkey_index.to_le_bytes())?;
+            slot.put(OFF_UD_AH_NUM, &ah_num.to_le_bytes())?;
         }
         WrDetail::None | WrDetail::Mw { .. } | WrDetail::Flush { .. } => {}
     }
@@ -131,17 +151,7 @@ pub(crate) fn encode_send_wqe(
             if num > max_sge {
                 return Err(WqeError::TooManySge);
             }
-            let mut length: u32 = 0;
-            let mut off = SEND_WQE_HDR_LEN;
-            for sge in sges {
-                length = length
-                    .checked_add(sge.length)
-                    .ok_or(WqeError::LengthOverflow)?;
-                put(slot, off, &sge.addr.to_le_bytes())?;
-                put(slot, off + 8, &sge.length.to_le_bytes())?;
-                put(slot, off + 12, &sge.lkey.to_le_bytes())?;
-                off += SGE_LEN;
-            }
+            let length = put_sges(slot, SEND_WQE_HDR_LEN, sges)?;
             (length, num)
         }
         SendData::Inline(bytes) => {
@@ -149,13 +159,33 @@ pub(crate) fn encode_send_wqe(
             if len > max_inline {
                 return Err(WqeError::InlineTooLong);
             }
-            put(slot, SEND_WQE_HDR_LEN, bytes)?;
+            slot.put(SEND_WQE_HDR_LEN, bytes)?;
             (len, 0)
         }
     };
-    put(slot, OFF_DMA_LENGTH, &length.to_le_bytes())?;
-    put(slot, OFF_DMA_NUM_SGE, &num.to_le_bytes())?;
+    slot.put(OFF_DMA_LENGTH, &length.to_le_bytes())?;
+    slot.put(OFF_DMA_NUM_SGE, &num.to_le_bytes())?;
     Ok(())
+}
+
+/// Writes `sges` from `off` on, reading each once; returns their total length.
+fn put_sges<S: Copy + Into<Sge>>(
+    slot: &mut (impl WqeOut + ?Sized),
+    mut off: usize,
+    sges: &[S],
+) -> Result<u32, WqeError> {
+    let mut length: u32 = 0;
+    for sge in sges {
+        let sge: Sge = (*sge).into();
+        length = length
+            .checked_add(sge.length)
+            .ok_or(WqeError::LengthOverflow)?;
+        slot.put(off, &sge.addr.to_le_bytes())?;
+        slot.put(off + 8, &sge.length.to_le_bytes())?;
+        slot.put(off + 12, &sge.lkey.to_le_bytes())?;
+        off += SGE_LEN;
+    }
+    Ok(length)
 }
 
 /// A fast registration: make MR `mr_index` valid with `key` and `access`.
@@ -169,17 +199,20 @@ pub(crate) struct RegWqe {
 }
 
 /// Writes a fast registration into `slot`.
-pub(crate) fn encode_reg_wqe(slot: &mut [u8], r: &RegWqe) -> Result<(), WqeError> {
-    if slot.len() < SEND_WQE_HDR_LEN {
+pub(crate) fn encode_reg_wqe(
+    slot: &mut (impl WqeOut + ?Sized),
+    r: &RegWqe,
+) -> Result<(), WqeError> {
+    if slot.size() < SEND_WQE_HDR_LEN {
         return Err(WqeError::Truncated);
     }
-    slot.fill(0);
-    put(slot, OFF_WR_ID, &r.wr_id.to_le_bytes())?;
-    put(slot, OFF_OPCODE, &OPCODE_REG_MR.to_le_bytes())?;
-    put(slot, OFF_SEND_FLAGS, &r.flags.to_le_bytes())?;
-    put(slot, OFF_REG_MR_INDEX, &r.mr_index.to_le_bytes())?;
-    put(slot, OFF_REG_KEY, &r.key.to_le_bytes())?;
-    put(slot, OFF_REG_ACCESS, &r.access.to_le_bytes())
+    slot.put(0, &ZEROS)?;
+    slot.put(OFF_WR_ID, &r.wr_id.to_le_bytes())?;
+    slot.put(OFF_OPCODE, &OPCODE_REG_MR.to_le_bytes())?;
+    slot.put(OFF_SEND_FLAGS, &r.flags.to_le_bytes())?;
+    slot.put(OFF_REG_MR_INDEX, &r.mr_index.to_le_bytes())?;
+    slot.put(OFF_REG_KEY, &r.key.to_le_bytes())?;
+    slot.put(OFF_REG_ACCESS, &r.access.to_le_bytes())
 }
 
 fn rd32(slot: &[u8], off: usize) -> Option<u32> {
@@ -201,12 +234,13 @@ pub(crate) fn parse_reg_wqe(slot: &[u8]) -> Option<RegWqe> {
 }
 
 /// Writes a receive WQE (`struct rxe_recv_wqe`) for a kernel work request into `slot`: the
-/// kernel posts into the same ring format user space uses. Fails if the SGEs do not fit in the
-/// slot or exceed `max_sge`, or their lengths overflow.
-pub(crate) fn encode_recv_wqe(
-    slot: &mut [u8],
+/// kernel posts into the same ring format user space uses. The header is cleared first; what
+/// lies past the SGEs is left as it was. Each SGE is read once. Fails if the SGEs do not fit
+/// in the slot or exceed `max_sge`, or their lengths overflow.
+pub(crate) fn encode_recv_wqe<S: Copy + Into<Sge>>(
+    slot: &mut (impl WqeOut + ?Sized),
     wr_id: u64,
-    sges: &[Sge],
+    sges: &[S],
     max_sge: u32,
 ) -> Result<(), WqeError> {
     let num = u32::try_from(sges.len()).map_err(|_| WqeError::TooManySge)?;
@@ -216,23 +250,13 @@ pub(crate) fn encode_recv_wqe(
     let end = sge_bytes(num)
         .and_then(|b| b.checked_add(RECV_WQE_HDR_LEN))
         .ok_or(WqeError::TooManySge)?;
-    let out = slot.get_mut(..end).ok_or(WqeError::Truncated)?;
-    let mut length: u32 = 0;
-    for sge in sges {
-        length = length
-            .checked_add(sge.length)
-            .ok_or(WqeError::LengthOverflow)?;
+    if end > slot.size() {
+        return Err(WqeError::Truncated);
     }
-    out.fill(0);
-    put(out, OFF_WR_ID, &wr_id.to_le_bytes())?;
-    put(out, OFF_RECV_DMA_LENGTH, &length.to_le_bytes())?;
-    put(out, OFF_RECV_DMA_NUM_SGE, &num.to_le_bytes())?;
-    let mut off = RECV_WQE_HDR_LEN;
-    for sge in sges {
-        put(out, off, &sge.addr.to_le_bytes())?;
-        put(out, off + 8, &sge.length.to_le_bytes())?;
-        put(out, off + 12, &sge.lkey.to_le_bytes())?;
-        off += SGE_LEN;
-    }
+    slot.put(0, &ZEROS[..RECV_WQE_HDR_LEN])?;
+    let length = put_sges(slot, RECV_WQE_HDR_LEN, sges)?;
+    slot.put(OFF_WR_ID, &wr_id.to_le_bytes())?;
+    slot.put(OFF_RECV_DMA_LENGTH, &length.to_le_bytes())?;
+    slot.put(OFF_RECV_DMA_NUM_SGE, &num.to_le_bytes())?;
     Ok(())
 }

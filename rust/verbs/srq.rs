@@ -23,8 +23,7 @@ use crate::{
         Srq,
         SrqAttr,
         SrqMask,
-        Udata,
-        MAX_WR_SGE, //
+        Udata, //
     },
     index::PoolIndex,
     limits,
@@ -33,7 +32,6 @@ use crate::{
             self,
             RingGeometry, //
         },
-        wqe::Sge,
         wqe_encode,
     },
     queue::{
@@ -197,12 +195,10 @@ impl RrxeSrq {
     pub(crate) fn post_recv(srq: &Srq<RrxeDevice>, wrs: &mut RecvWrChain<'_>) -> Result {
         for wr in wrs {
             let wr = wr?;
-            let mut slot = [0u8; limits::MAX_RECV_SLOT];
-            let mut sges = [Sge::default(); MAX_WR_SGE];
-            let sges = wr.sges.convert(&mut sges);
-            wqe_encode::encode_recv_wqe(&mut slot, wr.wr_id, sges, srq.max_sge)
-                .map_err(|_| EINVAL)?;
-            srq.state.lock().ring.push_local(&slot)?;
+            srq.state.lock().ring.push_local_with(|slot| {
+                let sges = wr.sges.as_slice();
+                wqe_encode::encode_recv_wqe(slot, wr.wr_id, sges, srq.max_sge).map_err(|_| EINVAL)
+            })?;
         }
         Ok(())
     }

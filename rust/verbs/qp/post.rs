@@ -13,11 +13,9 @@ use crate::{
         Qp,
         RecvWrChain,
         SendWr,
-        SendWrChain,
-        MAX_WR_SGE, //
+        SendWrChain, //
     },
     kernel_ext::eopnotsupp,
-    limits,
     mm::KernelConsumer,
     pipeline,
     proto::{
@@ -106,12 +104,10 @@ impl RrxeQp {
         }
     }
 
-    /// Encodes one kernel send work request into the send ring: encoded first, the ring's
-    /// lock (interrupts off) taken only to push it.
+    /// Encodes one kernel send work request into the send ring, in place in its free slot
+    /// (under the ring's lock: a few dozen stores, no buffer cleared or copied). Inline data
+    /// is read from the consumer's buffers before the lock is taken.
     fn enqueue_kernel_send(&self, kernel: &KernelConsumer, wr: &SendWr<'_, RrxeDevice>) -> Result {
-        let mut slot = [0u8; 1024];
-        let elem = self.sq.lock().ring.elem_size().min(slot.len());
-        let slot = &mut slot[..elem];
         if let Some(reg) = &wr.reg {
             let r = RegWqe {
                 wr_id: wr.wr_id,
@@ -120,8 +116,11 @@ impl RrxeQp {
                 key: reg.key,
                 access: reg.access.raw(),
             };
-            wqe_encode::encode_reg_wqe(slot, &r).map_err(|_| EINVAL)?;
-            return self.sq.lock().ring.push_local(slot);
+            return self
+                .sq
+                .lock()
+                .ring
+                .push_local_with(|slot| wqe_encode::encode_reg_wqe(slot, &r).map_err(|_| EINVAL));
         }
         let opcode = WrOpcode::from_raw(wr.opcode).ok_or_else(eopnotsupp)?;
         // The kernel's `ib_send_wr` has no fields for these (no window to bind, no FLUSH
@@ -151,7 +150,7 @@ impl RrxeQp {
                 None => WrDetail::None,
             },
         };
-        let mut encode = |data| {
+        let push = |data| {
             let s = KernelSend {
                 wr_id: wr.wr_id,
                 opcode,
@@ -161,10 +160,16 @@ impl RrxeQp {
                 detail,
                 data,
             };
-            wqe_encode::encode_send_wqe(slot, &s, self.cap.max_send_sge, self.cap.max_inline_data)
+            self.sq.lock().ring.push_local_with(|slot| {
+                wqe_encode::encode_send_wqe(
+                    slot,
+                    &s,
+                    self.cap.max_send_sge,
+                    self.cap.max_inline_data,
+                )
                 .map_err(|_| EINVAL)
+            })
         };
-        // Each branch has only the buffer it needs (clearing both cost every post a kilobyte).
         if wr.send_flags & SendFlags::INLINE != 0 {
             // Inline data is copied now: the consumer may reuse its buffer once this returns.
             let mut inline = [0u8; crate::proto::abi::MAX_INLINE_DATA as usize];
@@ -173,12 +178,10 @@ impl RrxeQp {
                 crate::mm::kernel_read(kernel, sge.addr, sge.length as usize, &mut dst)?;
             }
             let len = dst.written();
-            encode(SendData::Inline(&inline[..len]))?;
+            push(SendData::Inline(&inline[..len]))
         } else {
-            let mut sges = [Sge::default(); MAX_WR_SGE];
-            encode(SendData::Sges(wr.sges.convert(&mut sges)))?;
+            push(SendData::Sges(wr.sges.as_slice()))
         }
-        self.sq.lock().ring.push_local(slot)
     }
 
     /// Kernel receive work requests: written to the receive ring in librxe's WQE format (the
@@ -199,16 +202,11 @@ impl RrxeQp {
         let mut r = Ok(());
         for wr in wrs {
             r = wr.and_then(|wr| {
-                let mut slot = [0u8; limits::MAX_RECV_SLOT];
-                let mut sges = [Sge::default(); MAX_WR_SGE];
-                wqe_encode::encode_recv_wqe(
-                    &mut slot,
-                    wr.wr_id,
-                    wr.sges.convert(&mut sges),
-                    qp.cap.max_recv_sge,
-                )
-                .map_err(|_| EINVAL)?;
-                rq.lock().ring.push_local(&slot)
+                rq.lock().ring.push_local_with(|slot| {
+                    let sges = wr.sges.as_slice();
+                    wqe_encode::encode_recv_wqe(slot, wr.wr_id, sges, qp.cap.max_recv_sge)
+                        .map_err(|_| EINVAL)
+                })
             });
             if r.is_err() {
                 break;

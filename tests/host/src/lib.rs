@@ -47,3 +47,5 @@ mod tests_seq;
 mod tests_window;
 #[cfg(test)]
 mod tests_wqe;
+#[cfg(test)]
+mod tests_wqe_encode;

@@ -451,7 +451,10 @@ fn recv_wqe_parser_survives_random_and_mutated_slots() {
         } else {
             Ok(())
         };
-        assert_eq!(encode_recv_wqe(&mut slot, wr_id, &sges, max_sge), expected);
+        assert_eq!(
+            encode_recv_wqe(&mut slot[..], wr_id, &sges, max_sge),
+            expected
+        );
         if expected.is_ok() {
             encoded += 1;
             let r = parse_recv_wqe(&slot, max_sge);
