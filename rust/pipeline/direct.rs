@@ -54,9 +54,6 @@ use crate::{
 };
 use kernel::prelude::*;
 
-/// The most SGEs a direct message handles on each side.
-const MAX_SEGS: usize = 32;
-
 /// The longest message copied directly: the copy runs with both QPs' locks held (interrupts
 /// off), so its length bounds that time. Longer messages go through packets, a packet's worth
 /// under the locks at a time.
@@ -69,84 +66,81 @@ struct Seg {
     len: u32,
 }
 
-/// Up to `N` segments: [`MAX_SEGS`] for a side's SGEs, one for a remote key's memory (small
-/// enough that building and moving it costs little: this runs once per message).
-struct Segs<const N: usize = MAX_SEGS> {
-    segs: [Option<Seg>; N],
-    n: usize,
+/// Where one side of a copy stands in its memory: the segments come from `segs` as the copy
+/// reaches them (each SGE looked up and checked then, nothing built beforehand), `None` for
+/// one that cannot be used directly, which ends the copy (the packet path takes over).
+struct Cursor<I> {
+    segs: I,
+    cur: Option<Seg>,
+    /// Bytes of `cur` already copied.
+    off: u32,
 }
 
-impl<const N: usize> Segs<N> {
-    fn new() -> Self {
+impl<I: Iterator<Item = Option<Seg>>> Cursor<I> {
+    fn new(segs: I) -> Self {
         Self {
-            segs: [const { None }; N],
-            n: 0,
+            segs,
+            cur: None,
+            off: 0,
         }
     }
 
-    fn push(&mut self, s: Seg) -> Option<()> {
-        *self.segs.get_mut(self.n)? = Some(s);
-        self.n += 1;
-        Some(())
-    }
-
-    /// The segments, in order.
-    fn list(&self) -> &[Option<Seg>] {
-        self.segs.get(..self.n).unwrap_or(&[])
-    }
-}
-
-impl Segs {
-    /// Looks up and checks local SGEs (`access` needed beyond the PD match).
-    fn local(
-        dev: &Device<RrxeDevice>,
-        pd: usize,
-        sges: impl Iterator<Item = Option<Sge>>,
-        access: AccessFlags,
-    ) -> Option<Self> {
-        let mut s = Self::new();
-        for sge in sges {
-            let sge = sge?;
-            if sge.length == 0 {
-                continue;
-            }
-            let mr = dev.lookup_mr(sge.lkey, pd)?;
-            if !access.is_empty() && !mr.access().contains_any(access) && !mr.is_dma() {
-                return None;
-            }
-            mr.check_direct(sge.addr, sge.length as usize).ok()?;
-            s.push(Seg {
-                mr,
-                va: sge.addr,
-                len: sge.length,
-            })?;
+    /// The segment the copy is in, moved to the next one when it is used up, and the offset
+    /// in it; `None` at the end or at a segment that cannot be used.
+    fn current(&mut self) -> Option<(&Seg, u32)> {
+        if self.cur.as_ref().is_none_or(|s| self.off >= s.len) {
+            self.cur = Some(self.segs.next()??);
+            self.off = 0;
         }
-        Some(s)
+        Some((self.cur.as_ref()?, self.off))
     }
 }
 
-/// Copies `len` bytes from the `src` segments to the `dst` segments.
-fn copy(dst: &[Option<Seg>], src: &[Option<Seg>], len: u32) -> Result {
-    let (mut di, mut doff, mut si, mut soff) = (0, 0u32, 0, 0u32);
+/// Local SGEs as segments, each looked up and checked (`access` needed beyond the PD match)
+/// when a copy reaches it; empty ones skipped.
+fn local<'a>(
+    dev: &'a Device<RrxeDevice>,
+    pd: usize,
+    sges: impl Iterator<Item = Option<Sge>> + 'a,
+    access: AccessFlags,
+) -> Cursor<impl Iterator<Item = Option<Seg>> + 'a> {
+    Cursor::new(
+        sges.filter(|sge| sge.is_none_or(|s| s.length != 0))
+            .map(move |sge| {
+                let sge = sge?;
+                let mr = dev.lookup_mr(sge.lkey, pd)?;
+                if !access.is_empty() && !mr.access().contains_any(access) && !mr.is_dma() {
+                    return None;
+                }
+                mr.check_direct(sge.addr, sge.length as usize).ok()?;
+                Some(Seg {
+                    mr,
+                    va: sge.addr,
+                    len: sge.length,
+                })
+            }),
+    )
+}
+
+/// Copies `len` bytes from `src` to `dst`. Fails (`EFAULT`) where either side ends or names
+/// memory that cannot be used directly, with what came before it copied: the packet path
+/// then writes the message again, whole.
+fn copy(
+    dst: &mut Cursor<impl Iterator<Item = Option<Seg>>>,
+    src: &mut Cursor<impl Iterator<Item = Option<Seg>>>,
+    len: u32,
+) -> Result {
     let mut left = len;
     while left > 0 {
-        let d = dst.get(di).and_then(Option::as_ref).ok_or(EFAULT)?;
-        let s = src.get(si).and_then(Option::as_ref).ok_or(EFAULT)?;
+        let (d, doff) = dst.current().ok_or(EFAULT)?;
+        let (s, soff) = src.current().ok_or(EFAULT)?;
         let n = (d.len - doff).min(s.len - soff).min(left);
         let dva = d.va.checked_add(u64::from(doff)).ok_or(EFAULT)?;
         let sva = s.va.checked_add(u64::from(soff)).ok_or(EFAULT)?;
         copy_between(&d.mr, dva, &s.mr, sva, n as usize)?;
         left -= n;
-        doff += n;
-        soff += n;
-        if doff == d.len {
-            di += 1;
-            doff = 0;
-        }
-        if soff == s.len {
-            si += 1;
-            soff = 0;
-        }
+        dst.off += n;
+        src.off += n;
     }
     Ok(())
 }
@@ -183,7 +177,8 @@ fn copy_between(
 }
 
 /// The memory a remote key of the destination QP `dest` names for `access` over
-/// `[va, va + len)` (a region or a window onto one: [`rkey::resolve`]).
+/// `[va, va + len)` (a region or a window onto one: [`rkey::resolve`]), checked now; `None`
+/// when it cannot be used directly.
 fn remote(
     dest: &Qp<RrxeDevice>,
     dsnap: &Snapshot,
@@ -191,19 +186,19 @@ fn remote(
     va: u64,
     len: u32,
     access: AccessFlags,
-) -> Option<Segs<1>> {
-    let mut s = Segs::new();
-    if len == 0 {
-        return Some(s);
-    }
-    let t = rkey::resolve(dest, dsnap, rkey, access, va, u64::from(len)).ok()?;
-    t.mr.check_direct(t.va, len as usize).ok()?;
-    s.push(Seg {
-        mr: t.mr,
-        va: t.va,
-        len,
-    })?;
-    Some(s)
+) -> Option<Cursor<impl Iterator<Item = Option<Seg>>>> {
+    let seg = if len == 0 {
+        None
+    } else {
+        let t = rkey::resolve(dest, dsnap, rkey, access, va, u64::from(len)).ok()?;
+        t.mr.check_direct(t.va, len as usize).ok()?;
+        Some(Seg {
+            mr: t.mr,
+            va: t.va,
+            len,
+        })
+    };
+    Some(Cursor::new(seg.into_iter().map(Some)))
 }
 
 /// Executes the WQE just started (the last entry of `st`, parsed from `st.slot`) directly if
@@ -320,8 +315,7 @@ fn execute(
             if r.resources.is_empty() {
                 return None;
             }
-            let local = Segs::local(dev, snap.pd, sges, Access::LocalWrite.into())?;
-            let src = remote(
+            let mut src = remote(
                 dest,
                 dsnap,
                 rkey?,
@@ -329,12 +323,12 @@ fn execute(
                 w.length,
                 Access::RemoteRead.into(),
             )?;
-            copy(local.list(), src.list(), w.length).ok()?;
+            let mut dst = local(dev, snap.pd, sges, Access::LocalWrite.into());
+            copy(&mut dst, &mut src, w.length).ok()?;
             Some(WcStatus::Success)
         }
         WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => {
-            let src = Segs::local(dev, snap.pd, sges, AccessFlags::empty())?;
-            let dst = remote(
+            let mut dst = remote(
                 dest,
                 dsnap,
                 rkey?,
@@ -346,18 +340,20 @@ fn execute(
             if imm && !has_recv(dest, r) {
                 return None;
             }
-            copy(dst.list(), src.list(), w.length).ok()?;
+            let mut src = local(dev, snap.pd, sges, AccessFlags::empty());
+            copy(&mut dst, &mut src, w.length).ok()?;
             if imm {
-                deliver_recv(dest, dsnap, r, w, None, WcOpcode::RecvRdmaWithImm);
+                deliver_recv(dest, dsnap, r, w, WcOpcode::RecvRdmaWithImm);
             }
             Some(WcStatus::Success)
         }
         _ => {
-            let src = Segs::local(dev, snap.pd, sges, AccessFlags::empty())?;
             if !has_recv(dest, r) {
                 return None;
             }
-            deliver_recv(dest, dsnap, r, w, Some(&src), WcOpcode::Recv)
+            let src = local(dev, snap.pd, sges, AccessFlags::empty());
+            fill_recv(dest, dsnap, r, w, src)?;
+            deliver_recv(dest, dsnap, r, w, WcOpcode::Recv)
         }
     }
 }
@@ -370,36 +366,46 @@ fn has_recv(dest: &Qp<RrxeDevice>, r: &mut RecvState) -> bool {
     matches!(taken, Some(TakenRecv::Wqe(..)))
 }
 
-/// Completes the receiver's WQE taken by [`has_recv`]: copies a SEND's data from `src` (the
-/// sender's memory) into it. Returns the sender's completion status; `None` when the data
-/// cannot be copied directly: a receive buffer this path cannot reach (a region with
-/// on-demand paging, a fast-registered one when the sender's is too), or one that is too
-/// small or not writable. The WQE stays taken for the packet path, which sends the message
-/// and faults, or reports the error with the right NAK.
+/// Copies a SEND's data from `src` (the sender's memory) into the receiver's WQE taken by
+/// [`has_recv`]. `None` when it cannot be copied directly: a receive buffer this path cannot
+/// reach (a region with on-demand paging, a fast-registered one when the sender's is too), or
+/// one that is too small or not writable. The WQE stays taken for the packet path, which
+/// sends the message and faults, or reports the error with the right NAK.
+fn fill_recv(
+    dest: &Qp<RrxeDevice>,
+    dsnap: &Snapshot,
+    r: &RecvState,
+    w: &SendWqe,
+    mut src: Cursor<impl Iterator<Item = Option<Seg>>>,
+) -> Option<()> {
+    let Some(TakenRecv::Wqe(_, length)) = r.direct_recv else {
+        return None;
+    };
+    if w.length > length {
+        return None;
+    }
+    let mut dst = local(
+        dest.device(),
+        dsnap.pd,
+        r.sges.iter().map(|s| Some(*s)),
+        Access::LocalWrite.into(),
+    );
+    // A partial copy is written again by the packet path.
+    copy(&mut dst, &mut src, w.length).ok()
+}
+
+/// Completes the receiver's WQE taken by [`has_recv`] (filled by [`fill_recv`] for a SEND).
+/// Returns the sender's completion status.
 fn deliver_recv(
     dest: &Qp<RrxeDevice>,
     dsnap: &Snapshot,
     r: &mut RecvState,
     w: &SendWqe,
-    src: Option<&Segs>,
     opcode: WcOpcode,
 ) -> Option<WcStatus> {
-    let Some(TakenRecv::Wqe(wr_id, length)) = r.direct_recv else {
+    let Some(TakenRecv::Wqe(wr_id, _)) = r.direct_recv else {
         return None;
     };
-    if let Some(src) = src {
-        if w.length > length {
-            return None;
-        }
-        let dst = Segs::local(
-            dest.device(),
-            dsnap.pd,
-            r.sges.iter().map(|s| Some(*s)),
-            Access::LocalWrite.into(),
-        )?;
-        // A partial copy is written again by the packet path.
-        copy(dst.list(), src.list(), w.length).ok()?;
-    }
     r.direct_recv = None;
     let mut c = Cqe::received(wr_id, opcode, w.length, dsnap.qpn, dsnap.dest_qpn);
     if matches!(w.opcode, WrOpcode::SendWithImm | WrOpcode::RdmaWriteWithImm) {
