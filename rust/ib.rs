@@ -112,5 +112,6 @@ pub(crate) use wr::{
     SendWrChain,
     Sge,
     Wc,
+    WcOut,
     WcStatus, //
 };

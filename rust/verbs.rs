@@ -49,7 +49,7 @@ use crate::{
         Udata,
         Umem,
         UmemOdp,
-        Wc, //
+        WcOut, //
     },
     kernel_ext::{
         cond_resched,
@@ -147,8 +147,8 @@ impl ib::DeviceOps for RrxeDevice {
         RrxeCq::req_notify(cq, flags)
     }
 
-    fn poll_cq(cq: &Cq<Self>, wc: &mut [Wc]) -> usize {
-        RrxeCq::poll(cq, wc)
+    fn poll_cq(cq: &Cq<Self>, out: &mut WcOut<'_>) {
+        RrxeCq::poll(cq, out)
     }
 
     type Mr = RrxeMr;

@@ -62,7 +62,7 @@ use super::{
     wr::{
         RecvWrChain,
         SendWrChain,
-        Wc,
+        WcOut,
         WrChain, //
     },
     Device,
@@ -230,9 +230,9 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// `IB_CQ_REPORT_MISSED_EVENTS`. May be called in atomic context: must not sleep.
     fn req_notify_cq(cq: &Cq<Self>, flags: NotifyFlags) -> bool;
 
-    /// Moves up to `wc.len()` completions of a kernel CQ into `wc`; returns how many. Any
+    /// Moves completions of a kernel CQ into `out` until it is full or the CQ empty. Any
     /// context: must not sleep.
-    fn poll_cq(cq: &Cq<Self>, wc: &mut [Wc]) -> usize;
+    fn poll_cq(cq: &Cq<Self>, out: &mut WcOut<'_>);
 
     /// The driver data of a memory region, dropped when the MR is deregistered.
     type Mr: Send + Sync;

@@ -151,23 +151,6 @@ pub(crate) struct Wc {
 }
 
 impl Wc {
-    /// A placeholder for buffers the driver fills.
-    pub(super) const EMPTY: Wc = Wc {
-        wr_id: 0,
-        status: WcStatus::Success,
-        opcode: 0,
-        vendor_err: 0,
-        byte_len: 0,
-        qp: QpHandle::NONE,
-        ex: 0,
-        src_qp: 0,
-        wc_flags: 0,
-        pkey_index: 0,
-        sl: 0,
-        port_num: 0,
-        network: 0,
-    };
-
     /// Writes the C completion.
     pub(super) fn write_to(&self, c: &mut bindings::ib_wc) {
         *c = bindings::ib_wc::default();
@@ -192,6 +175,51 @@ impl Wc {
             c.network_hdr_type = n as u8;
             c.wc_flags |= bindings::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE as i32;
         }
+    }
+}
+
+/// The consumer's array of `struct ib_wc` that `poll_cq` fills: completions are written into
+/// it as they are taken from the CQ (nothing built on the stack first).
+pub(crate) struct WcOut<'a> {
+    wc: *mut bindings::ib_wc,
+    room: usize,
+    n: usize,
+    _life: PhantomData<&'a mut bindings::ib_wc>,
+}
+
+impl WcOut<'_> {
+    /// # Safety
+    ///
+    /// `wc` has room for `room` completions, written only through this value while it lives.
+    pub(super) unsafe fn new(wc: *mut bindings::ib_wc, room: usize) -> Self {
+        Self {
+            wc,
+            room,
+            n: 0,
+            _life: PhantomData,
+        }
+    }
+
+    /// Whether the array is full.
+    pub(crate) fn is_full(&self) -> bool {
+        self.n >= self.room
+    }
+
+    /// Writes the next completion; `false` (nothing written) when the array is full.
+    pub(crate) fn push(&mut self, w: &Wc) -> bool {
+        if self.is_full() {
+            return false;
+        }
+        // SAFETY: `n < room` and the array has room for `room` completions (the constructor's
+        // contract), written only through this value.
+        w.write_to(unsafe { &mut *self.wc.add(self.n) });
+        self.n += 1;
+        true
+    }
+
+    /// The completions written.
+    pub(crate) fn written(&self) -> usize {
+        self.n
     }
 }
 

@@ -26,6 +26,7 @@ use crate::{
         QpHandle,
         Udata,
         Wc,
+        WcOut,
         WcStatus, //
     },
     kernel_ext::eopnotsupp,
@@ -301,21 +302,18 @@ impl RrxeCq {
         Pushed::Written
     }
 
-    /// Hands out up to `out.len()` completions of a kernel CQ.
-    pub(crate) fn poll(cq: &Cq<RrxeDevice>, out: &mut [Wc]) -> usize {
+    /// Hands out completions of a kernel CQ until `out` is full or the CQ empty.
+    pub(crate) fn poll(cq: &Cq<RrxeDevice>, out: &mut WcOut<'_>) {
         let mut st = cq.state.lock();
         let CqRing::Kernel(k) = &mut st.ring else {
-            return 0;
+            return;
         };
-        let mut n = 0;
-        for slot in out.iter_mut() {
+        while !out.is_full() {
             let Some(wc) = k.pop() else {
                 break;
             };
-            *slot = wc;
-            n += 1;
+            out.push(&wc);
         }
-        n
     }
 }
 

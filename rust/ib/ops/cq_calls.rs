@@ -90,20 +90,11 @@ impl<T: DeviceOps> Adapter<T> {
     ) -> c_int {
         // SAFETY: A created CQ of ours.
         let cq = unsafe { Cq::<T>::from_raw(ibcq) };
-        let want = usize::try_from(num).unwrap_or(0);
-        let mut done = 0;
-        while done < want {
-            let mut tmp: [Wc; 16] = core::array::from_fn(|_| Wc::EMPTY);
-            let n = T::poll_cq(cq, &mut tmp[..(want - done).min(16)]);
-            for (i, w) in tmp.iter().take(n).enumerate() {
-                // SAFETY: `wc` has room for `num` completions.
-                w.write_to(unsafe { &mut *wc.add(done + i) });
-            }
-            done += n;
-            if n < 16 {
-                break;
-            }
-        }
+        let room = usize::try_from(num).unwrap_or(0);
+        // SAFETY: `wc` has room for `num` completions, the consumer's until this returns.
+        let mut out = unsafe { WcOut::new(wc, room) };
+        T::poll_cq(cq, &mut out);
+        let done = out.written();
         c_int::try_from(done).unwrap_or(c_int::MAX)
     }
 }
