@@ -87,22 +87,34 @@ impl KernelConsumedRing {
         Ok(true)
     }
 
-    /// Copies the slot `n` places after the consumer into `dst` (at most one slot) and returns
-    /// `true`, or `false` when user space has not produced that far. Sanitised as [`Self::peek`].
-    pub(crate) fn peek_nth(&self, n: u32, dst: &mut [u8]) -> Result<bool> {
+    /// Copies what the slot `n` places after the consumer holds into `dst`: its first `head`
+    /// bytes, then up to the length `extent` reads from them (at least `head`, at most a slot
+    /// and `dst`). Returns the bytes copied, or `None` when user space has not produced that
+    /// far (sanitised as [`Self::peek`]); the caller looks at no more of `dst`.
+    pub(crate) fn peek_nth(
+        &self,
+        n: u32,
+        dst: &mut [u8],
+        head: usize,
+        extent: impl FnOnce(&[u8]) -> usize,
+    ) -> Result<Option<usize>> {
         let mask = self.geo.index_mask();
         let prod = self.buf.load_acquire(abi::HDR_PRODUCER)?;
         if ring::checked_consume(prod, self.cons, mask).is_none() {
-            return Ok(false);
+            return Ok(None);
         }
         let prod = ring::sanitize(prod, mask);
         if n >= ring::available(prod, self.cons, mask) {
-            return Ok(false);
+            return Ok(None);
         }
-        let idx = self.cons.wrapping_add(n) & mask;
+        let at = self.geo.slot_offset(self.cons.wrapping_add(n) & mask);
         let len = dst.len().min(self.geo.elem_size());
-        self.buf.read(self.geo.slot_offset(idx), &mut dst[..len])?;
-        Ok(true)
+        let head = head.min(len);
+        self.buf.read(at, &mut dst[..head])?;
+        let end = extent(&dst[..head]).clamp(head, len);
+        self.buf
+            .read(at.saturating_add(head), &mut dst[head..end])?;
+        Ok(Some(end))
     }
 
     /// The entries posted now, for a resize to copy without holding the ring's lock.

@@ -258,21 +258,23 @@ fn copy_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Result
     }
     let n = st.count as u32;
     let SendState { slot, .. } = st;
-    match qp.sq_read_nth(n, slot) {
-        Ok(true) => {}
+    let len = match qp.sq_read_nth(n, slot) {
+        Ok(Some(len)) => len,
         _ => return Err(Start::Idle),
-    }
+    };
+    // Only the bytes copied are looked at (the rest of `slot` is another WQE's).
+    let copied = st.slot.get(..len).unwrap_or(&[]);
     if snap.kernel {
-        if let Some(r) = wqe_encode::parse_reg_wqe(&st.slot) {
+        if let Some(r) = wqe_encode::parse_reg_wqe(copied) {
             return Err(local::fast_register(qp, snap, st, &r));
         }
     }
     let parsed =
-        wqe_parse::parse_send_wqe(&st.slot, snap.qp_type, qp.max_send_sge(), qp.max_inline());
+        wqe_parse::parse_send_wqe(copied, snap.qp_type, qp.max_send_sge(), qp.max_inline());
     match parsed {
         Ok(w) => Ok(w),
         Err(e) => {
-            let wr_id = wqe_parse::peek_wr_id(&st.slot).unwrap_or(0);
+            let wr_id = wqe_parse::peek_wr_id(copied).unwrap_or(0);
             let t = Track::new(wr_id, WrOpcode::Send, true, st.psn, 0);
             st.push(t.finished(e.wc_status()));
             Err(Start::Failed)

@@ -62,6 +62,22 @@ fn inline_payload(slot: &[u8], len: u32) -> WqeResult {
     Ok(Payload::Inline { start, len })
 }
 
+/// How much of a send slot [`parse_send_wqe`] may read, from its fixed part `hdr` (at least
+/// [`SEND_WQE_HDR_LEN`] bytes): the fixed part and the inline bytes or the SGEs it claims,
+/// whichever is longer. A slot copied out of a ring needs only this much copied (at most a
+/// slot): parsing that prefix gives what parsing the whole slot would, error or not.
+pub(crate) fn send_wqe_extent(hdr: &[u8]) -> usize {
+    let inline = SendFlags(rd32(hdr, OFF_SEND_FLAGS)).contains(SendFlags::INLINE)
+        || rd32(hdr, OFF_OPCODE) == WrOpcode::AtomicWrite.to_raw();
+    let data = if inline {
+        usize::try_from(rd32(hdr, OFF_DMA_LENGTH)).unwrap_or(usize::MAX)
+    } else {
+        0
+    };
+    let sges = sge_bytes(rd32(hdr, OFF_DMA_NUM_SGE)).unwrap_or(usize::MAX);
+    SEND_WQE_HDR_LEN.saturating_add(data.max(sges))
+}
+
 /// Returns the `wr_id` of a send or receive slot, for the error completion of a rejected WQE.
 pub(crate) fn peek_wr_id(slot: &[u8]) -> Option<u64> {
     le(slot, OFF_WR_ID).map(u64::from_le_bytes)

@@ -37,6 +37,7 @@ use crate::{
         Snapshot, //
     },
     proto::{
+        abi::SEND_WQE_HDR_LEN,
         qp_attr::QpAttrError,
         qp_state::{
             QpState,
@@ -47,6 +48,7 @@ use crate::{
             self,
             RingGeometry, //
         },
+        wqe_parse,
     },
     queue::{
         ring_errno,
@@ -362,9 +364,14 @@ impl RrxeQp {
         self.cap.max_inline_data
     }
 
-    /// Copies send slot `n` places after the consumer into `dst`; `false` if not produced.
-    pub(crate) fn sq_read_nth(&self, n: u32, dst: &mut [u8]) -> Result<bool> {
-        self.sq.lock().ring.peek_nth(n, dst)
+    /// Copies send slot `n` places after the consumer into `dst`, as far as its fixed part
+    /// says it reaches ([`wqe_parse::send_wqe_extent`]): the bytes copied, `None` if not
+    /// produced.
+    pub(crate) fn sq_read_nth(&self, n: u32, dst: &mut [u8]) -> Result<Option<usize>> {
+        self.sq
+            .lock()
+            .ring
+            .peek_nth(n, dst, SEND_WQE_HDR_LEN, wqe_parse::send_wqe_extent)
     }
 
     /// Retires the oldest send slot.

@@ -127,6 +127,7 @@ use crate::proto::wqe_encode::encode_recv_wqe;
 use crate::proto::wqe_parse::parse_recv_wqe;
 use crate::proto::wqe_parse::parse_send_wqe;
 use crate::proto::wqe_parse::peek_wr_id;
+use crate::proto::wqe_parse::send_wqe_extent;
 use crate::proto::Error;
 use std::panic::catch_unwind;
 use std::panic::resume_unwind;

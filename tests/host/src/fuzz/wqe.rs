@@ -338,6 +338,22 @@ fn check_recv(rng: &mut Rng, slot: &[u8], max_sge: u32, r: &RecvWqe) {
     }
 }
 
+/// Parses `slot` whole and as the kernel copies it out of a ring (the prefix
+/// `send_wqe_extent` names, as far as the slot goes): both must give the same answer.
+fn parse_both(slot: &[u8], qp: QpType, max_sge: u32, max_inline: u32) -> Result<SendWqe, WqeError> {
+    let whole = parse_send_wqe(slot, qp, max_sge, max_inline);
+    if slot.len() >= SEND_WQE_HDR_LEN {
+        let end = send_wqe_extent(&slot[..SEND_WQE_HDR_LEN]).min(slot.len());
+        assert_eq!(
+            parse_send_wqe(&slot[..end], qp, max_sge, max_inline),
+            whole,
+            "the copied prefix ({end} of {} bytes) parses differently",
+            slot.len()
+        );
+    }
+    whole
+}
+
 #[test]
 fn send_wqe_parser_survives_random_slots() {
     let mut accepted = 0u32;
@@ -370,7 +386,7 @@ fn send_wqe_parser_survives_random_slots() {
         let qp = rng.pick(&QpType::ALL);
         let max_sge = rng.upto(40) as u32;
         let max_inline = rng.upto(1024) as u32;
-        if let Ok(w) = parse_send_wqe(&slot, qp, max_sge, max_inline) {
+        if let Ok(w) = parse_both(&slot, qp, max_sge, max_inline) {
             accepted += 1;
             check_send(rng, &slot, qp, max_sge, max_inline, &w);
         }
@@ -383,7 +399,7 @@ fn send_wqe_parser_survives_mutated_valid_wqes() {
     let (mut accepted, mut rejected) = (0u32, 0u32);
     fuzz(0x5e4d_1111, 4_000, |rng, _| {
         let case = valid_send_wqe(rng);
-        let w = parse_send_wqe(&case.slot, case.qp, case.max_sge, case.max_inline)
+        let w = parse_both(&case.slot, case.qp, case.max_sge, case.max_inline)
             .unwrap_or_else(|e| panic!("valid {:?} on {:?}: {e:?}", case.opcode, case.qp));
         assert_eq!(w.opcode, case.opcode);
         check_send(rng, &case.slot, case.qp, case.max_sge, case.max_inline, &w);
@@ -399,7 +415,7 @@ fn send_wqe_parser_survives_mutated_valid_wqes() {
             } else {
                 (case.qp, case.max_sge, case.max_inline)
             };
-            match parse_send_wqe(&slot, qp, max_sge, max_inline) {
+            match parse_both(&slot, qp, max_sge, max_inline) {
                 Ok(w) => {
                     accepted += 1;
                     check_send(rng, &slot, qp, max_sge, max_inline, &w);
