@@ -49,3 +49,5 @@ mod tests_window;
 mod tests_wqe;
 #[cfg(test)]
 mod tests_wqe_encode;
+#[cfg(test)]
+mod tests_wqe_send;
