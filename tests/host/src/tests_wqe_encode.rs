@@ -42,6 +42,20 @@ const SGES: [Sge; 2] = [
     },
 ];
 
+/// Two SGEs whose lengths overflow a `u32`.
+const HUGE: [Sge; 2] = [
+    Sge {
+        addr: 0,
+        length: u32::MAX,
+        lkey: 0,
+    },
+    Sge {
+        addr: 0,
+        length: 1,
+        lkey: 0,
+    },
+];
+
 fn send(opcode: WrOpcode, detail: WrDetail, data: SendData<'_>) -> KernelSend<'_> {
     KernelSend {
         wr_id: 0x0123_4567_89ab_cdef,
@@ -159,19 +173,7 @@ fn kernel_send_wqes_that_do_not_fit_are_refused() {
         encode_send_wqe(&mut slot[..SEND_WQE_HDR_LEN - 1], &s, 32, 512),
         Err(WqeError::Truncated)
     );
-    let huge = [
-        Sge {
-            addr: 0,
-            length: u32::MAX,
-            lkey: 0,
-        },
-        Sge {
-            addr: 0,
-            length: 1,
-            lkey: 0,
-        },
-    ];
-    let s = send(WrOpcode::Send, WrDetail::None, SendData::Sges(&huge));
+    let s = send(WrOpcode::Send, WrDetail::None, SendData::Sges(&HUGE));
     assert_eq!(
         encode_send_wqe(&mut slot[..], &s, 32, 512),
         Err(WqeError::LengthOverflow)
@@ -218,20 +220,8 @@ fn kernel_recv_wqes_round_trip_through_the_parser() {
         encode_recv_wqe(&mut slot[..60], 1, &SGES, 4),
         Err(WqeError::Truncated)
     );
-    let huge = [
-        Sge {
-            addr: 0,
-            length: u32::MAX,
-            lkey: 0,
-        },
-        Sge {
-            addr: 0,
-            length: 1,
-            lkey: 0,
-        },
-    ];
     assert_eq!(
-        encode_recv_wqe(&mut slot[..], 1, &huge, 4),
+        encode_recv_wqe(&mut slot[..], 1, &HUGE, 4),
         Err(WqeError::LengthOverflow)
     );
 }
