@@ -51,7 +51,8 @@ pub(crate) use cq::{
     CqAttr,
     CqErrorNotifier,
     CqRef,
-    NotifyFlags, //
+    NotifyFlags,
+    NotifyOn, //
 };
 pub(crate) use device::{
     Device,

@@ -39,3 +39,11 @@ pub(crate) fn tx_flow_bh_off() -> bool {
 pub(crate) fn gso() -> bool {
     *crate::module_parameters::gso.value() != 0
 }
+
+/// Where a CQ's completion handler runs (module parameter `cq_notify`).
+pub(crate) fn cq_notify_on() -> crate::ib::NotifyOn {
+    match *crate::module_parameters::cq_notify.value() {
+        1 => crate::ib::NotifyOn::Here,
+        _ => crate::ib::NotifyOn::Idle,
+    }
+}

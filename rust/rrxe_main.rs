@@ -71,6 +71,10 @@ module! {
             default: 1,
             description: "1: each QP has a home CPU (QPs dealt round the online CPUs in turn) and its packet work runs there once it is busy (packets in flight, or more than one received): a doorbell, packet or timer on another CPU hands the run over; an idle QP runs where its event happens; 2: always on the home CPU; 0: always where the event happens",
         },
+        cq_notify: u8 {
+            default: 0,
+            description: "0: a CQ's completion handler runs from a work item on the unbound workqueue (an idle CPU if there is one); 1: from a work item on the CPU that wrote the completion",
+        },
         tx_flow: u8 {
             default: 3,
             description: "bit 0: a QP sends from another CPU only when none of its packets is left in the stack, at most 64 in flight; bit 1: a QP's run keeps softirqs disabled (for measurements)",

@@ -570,6 +570,11 @@ bool rrxe_helper_work_queue_unbound(struct work_struct *w)
 	return queue_work(system_dfl_wq, w);
 }
 
+bool rrxe_helper_work_queue_here(struct work_struct *w)
+{
+	return queue_work(system_highpri_wq, w);
+}
+
 bool rrxe_helper_work_cancel_sync(struct work_struct *w)
 {
 	return cancel_work_sync(w);

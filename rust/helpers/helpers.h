@@ -162,6 +162,7 @@ bool rrxe_helper_work_queue_bh(struct work_struct *w);
 bool rrxe_helper_work_queue_bh_on(unsigned int cpu, struct work_struct *w);
 /* queue_work() on system_dfl_wq (unbound): process context, may sleep */
 bool rrxe_helper_work_queue_unbound(struct work_struct *w);
+bool rrxe_helper_work_queue_here(struct work_struct *w);
 bool rrxe_helper_work_cancel_sync(struct work_struct *w);
 /* cancel_work(): true if the work was pending and will not run for that queueing */
 bool rrxe_helper_work_cancel(struct work_struct *w);

@@ -45,8 +45,12 @@ impl<T: DeviceOps> Obj<T, CqKind> {
     /// consumer's `post_send`, the pipeline running inline), BH work wakes this CPU's
     /// ksoftirqd, which preempts the task, and everything the handler starts (the consumer's
     /// `ib_comp_wq` work, `irq_poll`) then runs on this CPU too while the others idle.
-    pub(crate) fn notify_completion(&self, n: &CompletionNotifier) {
-        n.queue(self.as_raw());
+    ///
+    /// `on` says where: [`NotifyOn::Idle`] as above, or [`NotifyOn::Here`], a work item of
+    /// the high-priority workqueue of this CPU (no wakeup of another CPU, at the price of the
+    /// handler's work staying here).
+    pub(crate) fn notify_completion(&self, n: &CompletionNotifier, on: NotifyOn) {
+        n.queue(self.as_raw(), on);
     }
 
     /// Reports `IB_EVENT_CQ_ERR` (the CQ overran: an affiliated asynchronous error) to the
@@ -55,8 +59,18 @@ impl<T: DeviceOps> Obj<T, CqKind> {
     /// any context, never from inside the caller (which may hold locks the handler takes, or
     /// be one of the consumer's verb calls).
     pub(crate) fn report_error(&self, n: &CqErrorNotifier) {
-        n.queue(self.as_raw());
+        n.queue(self.as_raw(), NotifyOn::Idle);
     }
+}
+
+/// Where a CQ's handler runs ([`Obj::notify_completion`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NotifyOn {
+    /// A work item of the unbound workqueue: the scheduler places it, on an idle CPU if there
+    /// is one.
+    Idle,
+    /// A work item of this CPU's high-priority workqueue.
+    Here,
 }
 
 /// What a [`CqNotifier`] calls.
@@ -160,12 +174,17 @@ impl<K: CqCallback> CqNotifier<K> {
         })
     }
 
-    /// Queues the call for `cq`, the CQ whose driver data holds this notifier (a no-op while
-    /// one is queued and has not started).
-    fn queue(&self, cq: *mut bindings::ib_cq) {
+    /// Queues the call for `cq`, the CQ whose driver data holds this notifier, where `on`
+    /// says (a no-op while one is queued and has not started).
+    fn queue(&self, cq: *mut bindings::ib_cq, on: NotifyOn) {
         self.cq.store(cq, Release);
         // SAFETY: The work is initialised; the notifier cancels it before it goes away.
-        unsafe { bindings::rrxe_helper_work_queue_unbound(self.work.get()) };
+        unsafe {
+            match on {
+                NotifyOn::Idle => bindings::rrxe_helper_work_queue_unbound(self.work.get()),
+                NotifyOn::Here => bindings::rrxe_helper_work_queue_here(self.work.get()),
+            }
+        };
     }
 }
 

@@ -297,7 +297,7 @@ impl RrxeCq {
         }
         drop(st);
         if fire {
-            cq.notify_completion(&cq.notifier);
+            cq.notify_completion(&cq.notifier, crate::params::cq_notify_on());
         }
         Pushed::Written
     }
