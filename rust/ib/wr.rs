@@ -250,7 +250,8 @@ const _: () = {
 pub(crate) struct SgeList<'a>(&'a [Sge]);
 
 impl<'a> SgeList<'a> {
-    /// The `num` entries at `list`; `EINVAL` for more than [`MAX_WR_SGE`] or a negative count.
+    /// The `num` entries at `list`; `EINVAL` for more than [`MAX_WR_SGE`], a negative count,
+    /// or no list for a positive one.
     ///
     /// # Safety
     ///
@@ -261,8 +262,11 @@ impl<'a> SgeList<'a> {
         if len > MAX_WR_SGE {
             return Err(EINVAL);
         }
-        if len == 0 || list.is_null() {
+        if len == 0 {
             return Ok(Self(&[]));
+        }
+        if list.is_null() {
+            return Err(EINVAL);
         }
         // SAFETY: `list` holds `len` entries valid and unchanged for `'a` (the caller's
         // guarantee); `Sge` has the layout of `struct ib_sge` (asserted above).
