@@ -308,6 +308,7 @@ fn fuzz(seed: u64, default_cases: u64, mut body: impl FnMut(&mut Rng, u64)) {
 
 mod other;
 mod packet;
+mod recv_wqe;
 mod rings;
 mod seq;
 mod wqe;
