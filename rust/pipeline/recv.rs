@@ -26,12 +26,9 @@ use crate::{
         SkBuff,
         UdpReceiver, //
     },
-    proto::{
-        hdr::{
-            Bth,
-            MULTICAST_QPN, //
-        },
-        packet, //
+    proto::hdr::{
+        Bth,
+        MULTICAST_QPN, //
     },
 };
 use kernel::prelude::*;
@@ -222,14 +219,15 @@ fn multicast(
     }
 }
 
-/// Parses the transport headers, queues the packet to its QP and lists the QP in `kicks`.
+/// Reads the BTH, queues the packet to its QP and lists the QP in `kicks`. The other headers
+/// are parsed once, by the QP's pass that handles the packet; a packet whose opcode this
+/// driver does not implement is dropped here.
 fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], kicks: &mut Kicks) {
-    let parsed = match packet::parse_headers(skb.data()) {
-        Ok(p) => p,
-        Err(_) => return drop_packet(dev, DropReason::Malformed, None),
+    let bth = match Bth::parse(skb.data()) {
+        Ok(b) if b.opcode.info().is_some() => b,
+        _ => return drop_packet(dev, DropReason::Malformed, None),
     };
-    let bth = parsed.headers.bth;
-    let qpn = parsed.headers.bth.dest_qpn;
+    let qpn = bth.dest_qpn;
     if qpn == MULTICAST_QPN {
         return multicast(dev, skb, grh, &bth, kicks);
     }
