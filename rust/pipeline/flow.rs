@@ -218,6 +218,17 @@ impl TxFlow {
         }
     }
 
+    /// Whether the QP has nothing in the stack but, at most, its last buffer parked (on any
+    /// CPU): the other end has it, or is taking it in that CPU's softirq. A run on another
+    /// CPU may send once that buffer is drained, which it queues there.
+    pub(crate) fn settled(&self) -> bool {
+        match self.in_flight.load(Acquire) {
+            0 => true,
+            1 => self.parked.load(Relaxed) != NOT_PARKED,
+            _ => false,
+        }
+    }
+
     /// The CPU the QP's buffers still in the stack were sent from, if any are: the one CPU it
     /// may send from without waiting for them.
     pub(crate) fn sending_cpu(&self) -> Option<u32> {

@@ -247,6 +247,7 @@ const INBOX_MAX: u32 = 4096;
 /// Queues a packet to `qp`'s inbox, or drops it when the inbox is full.
 fn queue(dev: &Device<RrxeDevice>, qp: &Qp<RrxeDevice>, skb: SkBuff, bth: &Bth) {
     if qp.pipe().inbox.push_bounded(skb, INBOX_MAX).is_err() {
-        drop_packet(dev, DropReason::InboxFull, Some(bth));
+        return drop_packet(dev, DropReason::InboxFull, Some(bth));
     }
+    qp.pipe().arrived(bth);
 }

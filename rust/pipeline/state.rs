@@ -5,6 +5,7 @@
 //! spinlock, plus the run gate, the inbox of received packets and the retransmission timer.
 //! The sender side's types are in [`send`], the receiver side's in [`recv`].
 
+mod home;
 pub(crate) mod odp;
 mod recv;
 mod send;
@@ -29,7 +30,6 @@ pub(crate) use send::{
 
 use super::{gate::RunGate, sinks::ReadSinks};
 use crate::sync::{
-    ObjRef,
     RefTimer,
     RefWork, //
 };
@@ -115,6 +115,8 @@ pub(crate) struct QpPipe {
     pub(in crate::pipeline) kicker: RefWork<Qp<RrxeDevice>>,
     /// The CPU the QP's runs belong on ([`Self::defer`]).
     home: u32,
+    /// The last packet queued asks only for an ACK ([`Self::arrived`]).
+    ack_only: Atomic<bool>,
     /// Waiting for page faults of on-demand-paging MRs.
     pub(in crate::pipeline) odp: odp::OdpWait,
     /// The packets in the network stack and where they were sent from.
@@ -230,6 +232,7 @@ impl QpPipe {
             timer <- RefTimer::new(TIMER_RETRANSMIT),
             kicker <- RefWork::new(),
             home: kernel_ext::nth_online_cpu(NEXT_HOME.fetch_add(1, Relaxed)),
+            ack_only: Atomic::new(false),
             odp,
             flow: super::flow::TxFlow::new(),
             drain <- RefWork::new(),
@@ -281,38 +284,6 @@ impl QpPipe {
         [filling, taken]
     }
 
-    /// The CPU a run that would start on `cpu` belongs on, when that is another (online) one
-    /// (module parameter `qp_cpu`):
-    ///
-    /// - a QP with packets still in the stack that this CPU sent stays: from any other CPU it
-    ///   could send only once they are released ([`super::flow`]), which on a NIC is its
-    ///   transmit completion, and a sender that posts and destroys its QP at once would lose
-    ///   what waited (mckey's sender did);
-    /// - an idle QP (nothing in the stack but the buffer parked on `cpu`, at most one packet
-    ///   received: a doorbell or a packet of a ping-pong) runs where its event happens: handing
-    ///   it over would cost a wakeup of another CPU on every hop of a round trip;
-    /// - any other goes to its home: the QPs of a device, dealt round the CPUs, keep every CPU
-    ///   busy.
-    ///
-    /// `qp_cpu` 2 sends every run home.
-    pub(in crate::pipeline) fn away_from_home(&self, cpu: u32) -> Option<u32> {
-        if !crate::params::qp_home_cpu() {
-            return None;
-        }
-        // Every rule sends a run either nowhere or to the home, where it always runs: no run is
-        // handed back and forth.
-        let stays = crate::params::qp_idle_runs_here()
-            && (self.flow.sending_cpu() == Some(cpu)
-                || (self.flow.idle_on(cpu) && self.inbox.len() <= 1));
-        let to = if stays { cpu } else { self.home };
-        (to != cpu && kernel_ext::cpu_online(to)).then_some(to)
-    }
-
-    /// Queues the QP's deferred run on `cpu`.
-    pub(in crate::pipeline) fn defer_on(&self, qp: &ObjRef<Qp<RrxeDevice>>, cpu: u32) {
-        self.kicker.queue_on(qp, cpu);
-    }
-
     /// The responder made a reply due (a READ to answer, an ACK to send, a reply held). Under
     /// the receive lock, in a pass.
     pub(in crate::pipeline) fn reply_due(&self) {
@@ -328,21 +299,6 @@ impl QpPipe {
     /// A pass found no reply due under the receive lock.
     pub(in crate::pipeline) fn no_reply_due(&self) {
         self.replies_due.store(false, Relaxed);
-    }
-
-    /// The QP's home CPU, for reports.
-    pub(crate) fn home_cpu(&self) -> u32 {
-        self.home
-    }
-
-    /// Queues the QP's deferred run: on its home CPU (module parameter `qp_cpu`), where it
-    /// always runs, or on this CPU (`qp_cpu` 0).
-    pub(in crate::pipeline) fn defer(&self, qp: &ObjRef<Qp<RrxeDevice>>) {
-        if !crate::params::qp_home_cpu() {
-            self.kicker.queue(qp);
-            return;
-        }
-        self.kicker.queue_on(qp, self.home);
     }
 
     /// Stops the QP's timer and deferred work for good (the QP is being destroyed): closed, not
