@@ -80,6 +80,17 @@ pub(crate) enum Clearance {
 /// No buffer is parked.
 const NOT_PARKED: u32 = 0;
 
+/// What of a QP is in the stack ([`TxFlow::quiet`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Quiet {
+    /// Nothing.
+    Empty,
+    /// Only its last buffer, parked on this CPU.
+    ParkedOn(u32),
+    /// Buffers still on their way.
+    Busy,
+}
+
 /// The transmit state of one QP.
 pub(crate) struct TxFlow {
     /// Buffers sent and not yet released, and the parked one.
@@ -208,24 +219,17 @@ impl TxFlow {
         left <= RESUME_AT && self.waiting.load(Relaxed) && self.waiting.xchg(false, Full)
     }
 
-    /// Whether a run on `cpu` would find nothing of the QP in the stack: none in flight, or
-    /// only the buffer parked on `cpu` (its softirq is over; the run drains it).
-    pub(crate) fn idle_on(&self, cpu: u32) -> bool {
+    /// How much of the QP is in the stack, read once: nothing, only its last buffer parked (the
+    /// other end has it, or is taking it in that CPU's softirq; a run on that CPU drains it, a
+    /// run elsewhere queues the drain there and waits for it), or more.
+    pub(crate) fn quiet(&self) -> Quiet {
         match self.in_flight.load(Acquire) {
-            0 => true,
-            1 => self.parked.load(Relaxed) == cpu.saturating_add(1),
-            _ => false,
-        }
-    }
-
-    /// Whether the QP has nothing in the stack but, at most, its last buffer parked (on any
-    /// CPU): the other end has it, or is taking it in that CPU's softirq. A run on another
-    /// CPU may send once that buffer is drained, which it queues there.
-    pub(crate) fn settled(&self) -> bool {
-        match self.in_flight.load(Acquire) {
-            0 => true,
-            1 => self.parked.load(Relaxed) != NOT_PARKED,
-            _ => false,
+            0 => Quiet::Empty,
+            1 => match self.parked.load(Relaxed) {
+                NOT_PARKED => Quiet::Busy,
+                c => Quiet::ParkedOn(c - 1),
+            },
+            _ => Quiet::Busy,
         }
     }
 

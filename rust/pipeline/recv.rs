@@ -26,9 +26,12 @@ use crate::{
         SkBuff,
         UdpReceiver, //
     },
-    proto::hdr::{
-        Bth,
-        MULTICAST_QPN, //
+    proto::{
+        hdr::{
+            Bth,
+            MULTICAST_QPN, //
+        },
+        opcode::OpcodeInfo,
     },
 };
 use kernel::prelude::*;
@@ -193,6 +196,7 @@ fn multicast(
     mut skb: SkBuff,
     grh: &[u8; GRH_LEN],
     bth: &Bth,
+    info: &OpcodeInfo,
     kicks: &mut Kicks,
 ) {
     let mut qpns = [0u32; crate::limits::MAX_MCAST_QP_ATTACH as usize];
@@ -209,12 +213,12 @@ fn multicast(
     // Clones share the (read-only from here on) data and copy the control buffer.
     for &qpn in others {
         if let (Some(qp), Ok(c)) = (dev.lookup_qp(qpn), skb.try_clone()) {
-            queue(dev, &qp, c, bth);
+            queue(dev, &qp, c, bth, info);
             kicks.push(qp);
         }
     }
     if let Some(qp) = dev.lookup_qp(*last) {
-        queue(dev, &qp, skb, bth);
+        queue(dev, &qp, skb, bth, info);
         kicks.push(qp);
     }
 }
@@ -223,20 +227,20 @@ fn multicast(
 /// are parsed once, by the QP's pass that handles the packet; a packet whose opcode this
 /// driver does not implement is dropped here.
 fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], kicks: &mut Kicks) {
-    let bth = match Bth::parse(skb.data()) {
-        Ok(b) if b.opcode.info().is_some() => b,
+    let (bth, info) = match Bth::parse(skb.data()).map(|b| (b, b.opcode.info())) {
+        Ok((b, Some(i))) => (b, i),
         _ => return drop_packet(dev, DropReason::Malformed, None),
     };
     let qpn = bth.dest_qpn;
     if qpn == MULTICAST_QPN {
-        return multicast(dev, skb, grh, &bth, kicks);
+        return multicast(dev, skb, grh, &bth, &info, kicks);
     }
     let Some(qp) = dev.lookup_qp(qpn) else {
         return drop_packet(dev, DropReason::UnknownQp, Some(&bth));
     };
     skb.cb()[..GRH_LEN].copy_from_slice(grh);
     dev.count(Counter::RcvdPkts);
-    queue(dev, &qp, skb, &bth);
+    queue(dev, &qp, skb, &bth, &info);
     kicks.push(qp);
 }
 
@@ -244,10 +248,11 @@ fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], kicks
 /// (and counted), not queued without bound.
 const INBOX_MAX: u32 = 4096;
 
-/// Queues a packet to `qp`'s inbox, or drops it when the inbox is full.
-fn queue(dev: &Device<RrxeDevice>, qp: &Qp<RrxeDevice>, skb: SkBuff, bth: &Bth) {
+/// Queues a packet (header `bth`, opcode `info`) to `qp`'s inbox, or drops it when the inbox
+/// is full.
+fn queue(dev: &Device<RrxeDevice>, qp: &Qp<RrxeDevice>, skb: SkBuff, bth: &Bth, info: &OpcodeInfo) {
     if qp.pipe().inbox.push_bounded(skb, INBOX_MAX).is_err() {
         return drop_packet(dev, DropReason::InboxFull, Some(bth));
     }
-    qp.pipe().arrived(bth);
+    qp.pipe().arrived(info);
 }

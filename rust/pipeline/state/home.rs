@@ -9,9 +9,10 @@ use crate::{
     device::RrxeDevice,
     ib::Qp,
     kernel_ext,
-    proto::{
-        hdr::Bth,
-        opcode::OpKind, //
+    pipeline::flow::Quiet,
+    proto::opcode::{
+        OpKind,
+        OpcodeInfo, //
     },
 };
 use kernel::sync::atomic::Relaxed;
@@ -45,20 +46,21 @@ impl QpPipe {
         // handed back and forth.
         let stays = crate::params::qp_idle_runs_here()
             && (self.flow.sending_cpu() == Some(cpu)
-                || (self.flow.idle_on(cpu) && self.inbox.len() <= 1)
-                || (self.flow.settled() && self.inbox.len() == 1 && self.ack_only.load(Relaxed)));
+                || match self.flow.quiet() {
+                    Quiet::Empty => self.inbox.len() <= 1,
+                    Quiet::ParkedOn(c) if c == cpu => self.inbox.len() <= 1,
+                    Quiet::ParkedOn(_) => self.inbox.len() == 1 && self.ack_only.load(Relaxed),
+                    Quiet::Busy => false,
+                });
         let to = if stays { cpu } else { self.home };
         (to != cpu && kernel_ext::cpu_online(to)).then_some(to)
     }
 
-    /// A packet with header `bth` was queued to the QP's inbox: notes whether it asks only for
+    /// A packet of opcode `info` was queued to the QP's inbox: notes whether it asks only for
     /// an ACK, for [`Self::away_from_home`]. A hint: the placement it informs never decides
     /// what is sent or in which order ([`super::super::flow`] does).
-    pub(in crate::pipeline) fn arrived(&self, bth: &Bth) {
-        let ack_only = bth
-            .opcode
-            .info()
-            .is_some_and(|i| i.is_request && matches!(i.kind, OpKind::Send | OpKind::Write));
+    pub(in crate::pipeline) fn arrived(&self, info: &OpcodeInfo) {
+        let ack_only = info.is_request && matches!(info.kind, OpKind::Send | OpKind::Write);
         if self.ack_only.load(Relaxed) != ack_only {
             self.ack_only.store(ack_only, Relaxed);
         }
