@@ -131,6 +131,13 @@ fio_json() {
 	EOF
 }
 
+# nic_kicks: the notifications the wire's virtio NIC had from this guest (ethtool's kicks of
+# its transmit queues), empty without ethtool or such a counter.
+nic_kicks() {
+	ethtool -S "${WIRE_NIC:-rbw}" 2>/dev/null | awk '/^[ \t]*tx[0-9]+_kicks:/ { k += $2; n++ }
+		END { if (n) print k }'
+}
+
 # nvme_row ROW: one fio run of ROW on NVME_BLK, --nvme-secs seconds after a 1 s ramp.
 nvme_row() {
 	local w size unit rest log mbs iops v t0=$SECONDS
@@ -138,11 +145,18 @@ nvme_row() {
 	read -r w size unit rest <<<"$1"
 	read -r -a args <<<"$rest"
 	log=$logs/$DRV-$FAM-$w-r$RUN
+	local kb0='' ka0='' kb1='' ka1='' kicks=''
 	profile_start
 	profile_on
+	if [ "$FAM" = wire ]; then
+		kb0=$(nic_kicks) ka0=$(remote bash -c "$(declare -f nic_kicks); nic_kicks")
+	fi
 	timeout -k 5 $((nvme_secs + tmo)) fio --name="$w" --filename="$NVME_BLK" "${args[@]}" \
 		--ioengine=libaio --direct=1 --time_based --ramp_time=1 --runtime="$nvme_secs" \
 		--output-format=json >"$log.fio" 2>&1 || true
+	if [ -n "$kb0" ] && [ -n "$ka0" ]; then
+		kb1=$(nic_kicks) ka1=$(remote bash -c "$(declare -f nic_kicks); nic_kicks")
+	fi
 	profile_end "$log"
 	read -r mbs iops <<<"$(fio_json "$log.fio" 2>"$log.parse")" || true
 	if [ -z "${mbs:-}" ]; then
@@ -152,7 +166,13 @@ nvme_row() {
 	v=$mbs
 	[ "$unit" = IOPS ] && v=$iops
 	add_result "$DRV|$FAM|$w|$size" "$v"
-	say "$DRV $FAM run $RUN $w $size: $mbs MB/s, $iops IOPS ($((SECONDS - t0)) s)"
+	if [ -n "$kb1" ] && [ -n "$ka1" ] && [ "${iops%.*}" -gt 0 ]; then
+		# Over the whole fio run (its ramp too), per I/O of the measured rate.
+		kicks=$(awk -v b=$((kb1 - kb0)) -v a=$((ka1 - ka0)) -v i="$iops" -v s="$nvme_secs" \
+			'BEGIN { printf ", NIC kicks per I/O: host %.2f, target %.2f", b / (i * (s + 1)),
+				a / (i * (s + 1)) }')
+	fi
+	say "$DRV $FAM run $RUN $w $size: $mbs MB/s, $iops IOPS ($((SECONDS - t0)) s)$kicks"
 }
 
 # nvme_rows ADDR: run $RUN of the NVMe rows on the current family's device (the caller runs
