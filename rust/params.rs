@@ -25,6 +25,40 @@ pub(crate) fn qp_idle_runs_here() -> bool {
     *crate::module_parameters::qp_cpu.value() == 1
 }
 
+/// Whether a run asked for by a received packet or a kernel consumer's post starts at once,
+/// or from the QP's deferred kick, after the softirq or the caller's section that asked
+/// (module parameters `rx_batch` and `post_batch`). A deferred run handles all that reached
+/// the QP meanwhile: the packets of the whole receive poll, answered with one ACK, or all the
+/// consumer's posts, sent one after the other; so a NIC is notified once for them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Batch {
+    /// Always at once.
+    Never,
+    /// Always deferred.
+    Always,
+    /// At once when the QP is idle (a ping-pong's packet or post is answered without a
+    /// detour), deferred when it is busy.
+    WhenBusy,
+}
+
+/// When a received packet's QP runs (module parameter `rx_batch`).
+pub(crate) fn rx_batch() -> Batch {
+    batch(*crate::module_parameters::rx_batch.value())
+}
+
+/// When a kernel consumer's post runs its QP (module parameter `post_batch`).
+pub(crate) fn post_batch() -> Batch {
+    batch(*crate::module_parameters::post_batch.value())
+}
+
+fn batch(v: u8) -> Batch {
+    match v {
+        0 => Batch::Never,
+        1 => Batch::Always,
+        _ => Batch::WhenBusy,
+    }
+}
+
 /// Whether a QP's runs follow the transmit flow rules (bit 0 of module parameter `tx_flow`).
 pub(crate) fn tx_flow_rules() -> bool {
     *crate::module_parameters::tx_flow.value() & 1 != 0

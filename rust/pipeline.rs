@@ -55,6 +55,7 @@ use crate::{
         BhDisabled, //
     },
     net::SkBuff,
+    params::Batch,
     proto::{
         hdr::Bth,
         qp_attr::local_ack_timeout_ns, //
@@ -223,6 +224,24 @@ impl Kicks {
         }
     }
 
+    /// Runs the listed QPs as [`Self::run_all`] does, or leaves them to their deferred kicks
+    /// as `batch` says ([`Batch`]).
+    pub(crate) fn run_or_batch(&mut self, batch: Batch) {
+        if batch == Batch::Never {
+            return self.run_all();
+        }
+        let cpu = crate::kernel_ext::this_cpu();
+        let mut runs = 0;
+        while let Some(qp) = self.pop() {
+            if runs < RUNS_PER_KICK && runs_now(batch, &qp) {
+                runs += 1;
+                run(&qp, self, Placed::Anywhere);
+            } else {
+                defer_placed(&qp, cpu);
+            }
+        }
+    }
+
     /// Runs the listed QPs (and those their runs list), [`RUNS_PER_KICK`] at most.
     pub(crate) fn run_all(&mut self) {
         let mut runs = 0;
@@ -362,12 +381,31 @@ pub(crate) fn after_push(qp: &Qp<RrxeDevice>, pushed: Pushed) {
     }
 }
 
-/// Runs the QP's work now, or as soon as possible when this context may not send packets
-/// (interrupts disabled: a kernel consumer posting under an irqsave lock).
+/// After a kernel consumer's post: runs the QP's work now, or from its deferred kick when this
+/// context may not send packets (interrupts disabled: a consumer posting under an irqsave
+/// lock) or the QP is busy ([`Batch`], module parameter `post_batch`).
 pub(crate) fn kick_or_defer(qp: &Qp<RrxeDevice>) {
     if crate::kernel_ext::irqs_disabled() {
         qp.pipe().defer(&ObjRef::new(qp));
-    } else {
+    } else if runs_now(crate::params::post_batch(), qp) {
         kick(qp);
+    } else {
+        defer_placed(&ObjRef::new(qp), crate::kernel_ext::this_cpu());
     }
+}
+
+/// Whether a run `batch` governs starts at once for `qp` ([`Batch`]).
+fn runs_now(batch: Batch, qp: &Qp<RrxeDevice>) -> bool {
+    match batch {
+        Batch::Never => true,
+        Batch::Always => false,
+        Batch::WhenBusy => qp.pipe().idle(),
+    }
+}
+
+/// Queues the QP's deferred kick where a run starting on `cpu` belongs: there unless
+/// [`state::QpPipe::away_from_home`] says otherwise.
+fn defer_placed(qp: &ObjRef<Qp<RrxeDevice>>, cpu: u32) {
+    let to = qp.pipe().away_from_home(cpu).unwrap_or(cpu);
+    qp.pipe().defer_on(qp, to);
 }

@@ -75,6 +75,14 @@ module! {
             default: 0,
             description: "0: a CQ's completion handler runs from a work item on the unbound workqueue (an idle CPU if there is one); 1: from a work item on the CPU that wrote the completion",
         },
+        rx_batch: u8 {
+            default: 2,
+            description: "2: a packet received from the network runs its QP at once if the QP is idle, else from BH work after the receive softirq, once for all the packets of the poll; 1: always from BH work; 0: always at once",
+        },
+        post_batch: u8 {
+            default: 2,
+            description: "2: a kernel consumer's post runs its QP at once if the QP is idle, else from BH work after the caller's section, once for all the posts before it; 1: always from BH work; 0: always at once",
+        },
         tx_flow: u8 {
             default: 3,
             description: "bit 0: a QP sends from another CPU only when none of its packets is left in the stack, at most 64 in flight; bit 1: a QP's run keeps softirqs disabled (for measurements)",

@@ -55,9 +55,9 @@ impl UdpReceiver for Receiver {
             return;
         };
         // A segment of a train (one UDP GSO buffer the socket split) with more to come is
-        // only queued: the last one runs its QP, which then handles the whole train in one
-        // pass and answers it with one ACK. The deferred kick stands in should the rest of
-        // the train not reach us.
+        // only queued: the last one runs its QP (or leaves a busy QP to its deferred kick:
+        // `Batch`), which then handles the whole train in one pass and answers it with one
+        // ACK. The deferred kick stands in should the rest of the train not reach us.
         let follows = skb.segments_follow();
         match strip_ip_udp(&mut skb) {
             Ok(grh) => {
@@ -66,7 +66,7 @@ impl UdpReceiver for Receiver {
                 if follows {
                     kicks.defer_all();
                 } else {
-                    kicks.run_all();
+                    kicks.run_or_batch(crate::params::rx_batch());
                 }
             }
             Err(reason) => drop_packet(&dev, reason, None),

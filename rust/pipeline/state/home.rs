@@ -56,6 +56,16 @@ impl QpPipe {
         (to != cpu && kernel_ext::cpu_online(to)).then_some(to)
     }
 
+    /// Whether the QP is idle: nothing of it in the network stack but its last buffer parked
+    /// (already received here, its release counted late), and at most one received packet
+    /// waiting: a ping-pong's QP at every hop.
+    pub(in crate::pipeline) fn idle(&self) -> bool {
+        match self.flow.quiet() {
+            Quiet::Empty | Quiet::ParkedOn(_) => self.inbox.len() <= 1,
+            Quiet::Busy => false,
+        }
+    }
+
     /// A packet of opcode `info` was queued to the QP's inbox: notes whether it asks only for
     /// an ACK, for [`Self::away_from_home`]. A hint: the placement it informs never decides
     /// what is sent or in which order ([`super::super::flow`] does).
