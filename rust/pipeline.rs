@@ -17,7 +17,7 @@
 //! QP of the same device lists that QP in [`Kicks`] instead of running it inline (no recursion
 //! through chains of QPs), and the outermost kick runs the list, [`RUNS_PER_KICK`] runs at most.
 //! What is left goes to the QPs' deferred kicks (a work item on the BH workqueue of the QP's
-//! home CPU).
+//! home CPU, or of this CPU for a busy QP whose run belongs here: [`Batch`]).
 
 mod completer;
 mod crc;
