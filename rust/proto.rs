@@ -42,6 +42,8 @@ pub(crate) mod retry;
 pub(crate) mod ring;
 #[path = "proto/seq.rs"]
 pub(crate) mod seq;
+#[path = "proto/sport.rs"]
+pub(crate) mod sport;
 #[path = "proto/window.rs"]
 pub(crate) mod window;
 #[path = "proto/wqe.rs"]

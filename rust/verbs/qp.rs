@@ -48,7 +48,7 @@ use crate::{
             self,
             RingGeometry, //
         },
-        wqe_parse,
+        sport, wqe_parse,
     },
     queue::{
         ring_errno,
@@ -413,8 +413,20 @@ impl RrxeQp {
             pd: qp.pd_id(),
             sq_sig_all: qp.sq_sig_all,
             kernel: qp.kernel.is_some(),
-            // RoCEv2 entropy: a stable source port per QP in 0xc000..=0xffff.
-            src_port: 0xc000 | ((qp.qpn() ^ (qp.qpn() >> 14)) & 0x3fff) as u16,
+            src_port: Self::src_port(qp.qp_type, qp.qpn(), a),
+        }
+    }
+
+    /// The UDP source port of the QP's packets (RoCEv2 entropy, [`sport`]): a connected QP's
+    /// from its address vector's flow label, or from both QP numbers if it sets none, as
+    /// ib_core's `rdma_get_udp_sport` (C rxe and RoCE NICs agree, and both ends of a connection
+    /// pick the same); a datagram QP's from its QP number.
+    fn src_port(qp_type: QpType, qpn: u32, attr: &QpAttr) -> u16 {
+        match qp_type {
+            QpType::Rc | QpType::Uc => {
+                sport::of_connection(attr.av.flow_label, qpn, attr.dest_qp_num)
+            }
+            _ => sport::of_qpn(qpn),
         }
     }
 

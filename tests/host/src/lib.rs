@@ -44,6 +44,8 @@ mod tests_ring;
 #[cfg(test)]
 mod tests_seq;
 #[cfg(test)]
+mod tests_sport;
+#[cfg(test)]
 mod tests_window;
 #[cfg(test)]
 mod tests_wqe;
