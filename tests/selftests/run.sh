@@ -35,7 +35,7 @@ done
 # EST_DEFAULT.
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
 	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_attack uverbs_fuzz verbs_ops \
-	pingpong rdma_cm perftest netns hostile_packets packet_fuzz nvmeof nfs_rdma smb_direct \
+	pingpong udp_sport rdma_cm perftest netns hostile_packets packet_fuzz nvmeof nfs_rdma smb_direct \
 	multicast kverbs busy_rmmod teardown_races pyverbs pma_counters mad link_type_rxe odp odp_stall"
 # By value: kernel consumers (lockdep over the completion context; NFS over RDMA, a real ULP
 # across the veth, whose fio verification failed once on the debug kernel; NVMe-oF, FRWR and
@@ -48,8 +48,8 @@ DEBUG="kverbs nfs_rdma nvmeof busy_rmmod odp odp_stall teardown_races rmmod netd
 	verbs_qp verbs_objs verbs_cq perftest link_add_del one_per_netdev rxe_refusal mad kunit"
 # The oracle subset (the C rdma_rxe, under a budget in make check; make check-full runs FULL):
 # by value, the tests that check verbs semantics against C rxe first, the long sweeps last.
-ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pyverbs odp pingpong rdma_cm \
-	teardown_races link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev \
+ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pyverbs odp pingpong udp_sport \
+	rdma_cm teardown_races link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev \
 	rmmod pma_counters multicast nvmeof nfs_rdma hostile_packets netns perftest busy_rmmod"
 declare -A EST=(
 	[busy_rmmod]=25 [teardown_races]=150 [rmmod]=30 [netdev_unregister]=30 [verbs_hostile]=20
