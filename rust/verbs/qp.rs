@@ -48,7 +48,8 @@ use crate::{
             self,
             RingGeometry, //
         },
-        sport, wqe_parse,
+        sport,
+        wqe_parse, //
     },
     queue::{
         ring_errno,

@@ -44,10 +44,11 @@ use kernel::prelude::*;
 impl RrxeQp {
     /// Kernel send work requests. Below RTS they fail (`EINVAL`). In RTS, SQD and ERR each is
     /// written to the send ring in the rxe WQE format; then the pipeline runs (or is scheduled,
-    /// if this context has interrupts disabled or the QP is busy: `params::Batch`), or in ERR the ring is flushed
-    /// ([`Self::flush_after_post`]): each completes with `IB_WC_WR_FLUSH_ERR` (what
-    /// `ib_drain_sq` waits for) after every WQE posted before it. In SQE each completes with
-    /// `IB_WC_WR_FLUSH_ERR` at once. `ENOMEM` when the send queue is full.
+    /// if this context has interrupts disabled or the QP is busy: `params::Batch`), or in ERR
+    /// the ring is flushed ([`Self::flush_after_post`]): each completes with
+    /// `IB_WC_WR_FLUSH_ERR` (what `ib_drain_sq` waits for) after every WQE posted before it. In
+    /// SQE each completes with `IB_WC_WR_FLUSH_ERR` at once. `ENOMEM` when the send queue is
+    /// full.
     pub(crate) fn post_send(
         qp: &Qp<RrxeDevice>,
         wrs: &mut SendWrChain<'_, '_, RrxeDevice>,
