@@ -38,6 +38,8 @@ mod tests_packet;
 #[cfg(test)]
 mod tests_psn;
 #[cfg(test)]
+mod tests_qp_attr;
+#[cfg(test)]
 mod tests_qp_state;
 #[cfg(test)]
 mod tests_ring;
