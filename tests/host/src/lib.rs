@@ -17,6 +17,8 @@ pub mod model;
 #[cfg(test)]
 mod icrc_vectors;
 #[cfg(test)]
+mod tests_ack;
+#[cfg(test)]
 mod tests_cqe;
 #[cfg(test)]
 #[path = "fuzz/mod.rs"]
