@@ -306,9 +306,11 @@ fn fuzz(seed: u64, default_cases: u64, mut body: impl FnMut(&mut Rng, u64)) {
     }
 }
 
+mod icrc;
 mod other;
 mod packet;
 mod recv_wqe;
 mod rings;
 mod seq;
 mod wqe;
+mod write;

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Fuzzing of the packet parser, the header writer and the ICRC.
+//! Fuzzing of the packet parser, and the valid packets the other packet fuzzers start from
+//! (the header writer's in [`super::write`], the ICRC's in [`super::icrc`]).
 
 use super::*;
 
 // ---------------------------------------------------------------------------------------------
-// Packets: parse_headers, TransportHeaders::write and the ICRC.
+// Packets: parse_headers.
 // ---------------------------------------------------------------------------------------------
 
 /// Every extension header kind.
-const ALL_EXT: [ExtHeader; 8] = [
+pub(super) const ALL_EXT: [ExtHeader; 8] = [
     ExtHeader::Reth,
     ExtHeader::Aeth,
     ExtHeader::Deth,
@@ -31,7 +32,7 @@ fn wire_len(ext: ExtHeader) -> usize {
 }
 
 /// Returns whether `headers` holds extension header `ext`.
-fn present(headers: &TransportHeaders, ext: ExtHeader) -> bool {
+pub(super) fn present(headers: &TransportHeaders, ext: ExtHeader) -> bool {
     match ext {
         ExtHeader::Reth => headers.reth.is_some(),
         ExtHeader::Aeth => headers.aeth.is_some(),
@@ -45,7 +46,7 @@ fn present(headers: &TransportHeaders, ext: ExtHeader) -> bool {
 }
 
 /// Copies extension header `ext` from `src` into `dst`.
-fn copy_ext(dst: &mut TransportHeaders, src: &TransportHeaders, ext: ExtHeader) {
+pub(super) fn copy_ext(dst: &mut TransportHeaders, src: &TransportHeaders, ext: ExtHeader) {
     match ext {
         ExtHeader::Reth => dst.reth = src.reth,
         ExtHeader::Aeth => dst.aeth = src.aeth,
@@ -78,7 +79,7 @@ pub(super) fn random_opcode(rng: &mut Rng, implemented: &[Opcode]) -> Opcode {
 /// Returns headers with opcode `opcode` and random in-range fields.
 ///
 /// The extension headers `opcode` carries are filled in, or all of them when `all_ext` is set.
-fn random_headers(rng: &mut Rng, opcode: Opcode, all_ext: bool) -> TransportHeaders {
+pub(super) fn random_headers(rng: &mut Rng, opcode: Opcode, all_ext: bool) -> TransportHeaders {
     let mut h = TransportHeaders::new(Bth {
         opcode,
         solicited: rng.bool(),
@@ -143,21 +144,21 @@ fn random_headers(rng: &mut Rng, opcode: Opcode, all_ext: bool) -> TransportHead
 }
 
 /// A well-formed IPv4 RoCEv2 transport packet with a correct ICRC.
-struct Packet {
+pub(super) struct Packet {
     /// The transport packet, BTH through ICRC.
-    bytes: Vec<u8>,
+    pub(super) bytes: Vec<u8>,
     /// The headers it was built from.
-    headers: TransportHeaders,
+    pub(super) headers: TransportHeaders,
     /// The payload length.
-    payload_len: usize,
+    pub(super) payload_len: usize,
     /// The IPv4 header the ICRC covers.
-    ip: [u8; IPV4_HDR_LEN],
+    pub(super) ip: [u8; IPV4_HDR_LEN],
     /// The UDP header the ICRC covers.
-    udp: [u8; UDP_HDR_LEN],
+    pub(super) udp: [u8; UDP_HDR_LEN],
 }
 
 /// Builds a valid packet with opcode `opcode`, random headers and payload, zero pad and the ICRC.
-fn valid_packet(rng: &mut Rng, opcode: Opcode) -> Packet {
+pub(super) fn valid_packet(rng: &mut Rng, opcode: Opcode) -> Packet {
     let info = opcode
         .info()
         .expect("only implemented opcodes make valid packets");
@@ -245,7 +246,7 @@ fn preserved_bits(opcode: Opcode) -> Vec<u8> {
 
 /// Parses `pkt`, checks the outcome against [`expected_parse`] and, on success, every invariant
 /// of [`ParsedHeaders`] and the write/parse round trip.
-fn check_parse(pkt: &[u8]) -> Option<ParsedHeaders> {
+pub(super) fn check_parse(pkt: &[u8]) -> Option<ParsedHeaders> {
     let got = parse_headers(pkt);
     assert_eq!(got.map(|_| ()), expected_parse(pkt), "packet {pkt:02x?}");
     let p = got.ok()?;
@@ -450,260 +451,4 @@ fn parse_headers_survives_mutated_valid_packets() {
         parsed > 1000 && rejected > 1000,
         "{parsed} parsed, {rejected} rejected"
     );
-}
-
-/// What `TransportHeaders::write` must return for `h` and a buffer of `buf_len` bytes, from its
-/// documentation: unknown opcodes, then a short buffer, then field ranges and missing headers in
-/// wire order.
-fn expected_write(h: &TransportHeaders, buf_len: usize) -> Result<usize, Error> {
-    let info = h.bth.opcode.info().ok_or(Error::BadOpcode)?;
-    if buf_len < info.header_len {
-        return Err(Error::NoSpace);
-    }
-    if h.bth.pad > 3 || h.bth.dest_qpn > U24_MAX {
-        return Err(Error::FieldRange);
-    }
-    for &ext in info.ext_headers {
-        if !present(h, ext) {
-            return Err(Error::MissingHeader);
-        }
-        let in_range = match ext {
-            ExtHeader::Aeth => h.aeth.is_some_and(|a| a.msn <= U24_MAX),
-            ExtHeader::Deth => h.deth.is_some_and(|d| d.src_qpn <= U24_MAX),
-            ExtHeader::Feth => h
-                .feth
-                .is_some_and(|f| f.selectivity <= 3 && f.placement_type <= 15),
-            _ => true,
-        };
-        if !in_range {
-            return Err(Error::FieldRange);
-        }
-    }
-    Ok(info.header_len)
-}
-
-#[test]
-fn transport_headers_write_checks_every_field() {
-    let implemented = implemented_opcodes();
-    fuzz(0x00c0_ffee, 10_000, |rng, _| {
-        let op = random_opcode(rng, &implemented);
-        let all_ext = rng.chance(1, 4);
-        let mut h = random_headers(rng, op, all_ext);
-        // Knock out or corrupt a field now and then.
-        match rng.below(8) {
-            0 => h.bth.pad = rng.u8(),
-            1 => h.bth.dest_qpn = rng.edgy_u32(),
-            2 => {
-                if let Some(a) = h.aeth.as_mut() {
-                    a.msn = rng.edgy_u32();
-                }
-            }
-            3 => {
-                if let Some(d) = h.deth.as_mut() {
-                    d.src_qpn = rng.edgy_u32();
-                }
-            }
-            4 => {
-                if let Some(f) = h.feth.as_mut() {
-                    f.selectivity = rng.u8() & 7;
-                    f.placement_type = rng.u8() & 31;
-                }
-            }
-            5 => {
-                let mut empty = TransportHeaders::new(h.bth);
-                for ext in ALL_EXT {
-                    if rng.bool() {
-                        copy_ext(&mut empty, &h, ext);
-                    }
-                }
-                h = empty;
-            }
-            _ => {}
-        }
-        let len = rng.upto(90);
-        let mut buf = rng.bytes(len);
-        let before = buf.clone();
-        let got = h.write(&mut buf);
-        assert_eq!(got, expected_write(&h, buf.len()), "{h:?}");
-        match got {
-            Err(Error::NoSpace) => assert_eq!(buf, before, "NoSpace must write nothing"),
-            Ok(hl) => {
-                // What was written parses back to the same headers, minus those not carried.
-                let mut pkt = buf[..hl].to_vec();
-                let payload = rng.upto(16);
-                pkt.extend(rng.bytes(payload + usize::from(h.bth.pad) + ICRC_LEN));
-                let parsed = check_parse(&pkt).expect("written headers parse");
-                let mut expected = TransportHeaders::new(h.bth);
-                for &ext in parsed.info.ext_headers {
-                    copy_ext(&mut expected, &h, ext);
-                }
-                assert_eq!(parsed.headers, expected);
-                assert_eq!(parsed.payload_len, payload);
-            }
-            Err(_) => {}
-        }
-    });
-}
-
-#[test]
-fn packet_length_helpers_never_overflow() {
-    let implemented = implemented_opcodes();
-    fuzz(0x1e96_7400, 20_000, |rng, _| {
-        let payload_len = match rng.below(3) {
-            0 => rng.upto(10_000),
-            1 => usize::MAX - rng.upto(200),
-            _ => rng.next_u64() as usize,
-        };
-        let pad = usize::from(pad_for(payload_len));
-        assert!(pad < 4);
-        assert_eq!((payload_len as u128 + pad as u128) % 4, 0);
-        let info = rng.pick(&implemented).info().expect("implemented");
-        let total = info.header_len as u128 + payload_len as u128 + pad as u128 + 4;
-        let expected = usize::try_from(total).ok();
-        assert_eq!(packet_len(&info, payload_len), expected);
-    });
-}
-
-#[test]
-fn icrc_verification_survives_random_input() {
-    let mut verified = 0u32;
-    fuzz(0x1c2c_0000, 2_500, |rng, _| {
-        let mut ip4 = [0; IPV4_HDR_LEN];
-        rng.fill(&mut ip4);
-        let mut ip6 = [0; IPV6_HDR_LEN];
-        rng.fill(&mut ip6);
-        let mut udp = [0; UDP_HDR_LEN];
-        rng.fill(&mut udp);
-        let len = rng.len_upto(4200);
-        let mut pkt = rng.bytes(len);
-        // At times carry the right ICRC, so that both outcomes are exercised.
-        let make_valid = pkt.len() >= ICRC_LEN && rng.chance(1, 4);
-        if make_valid {
-            let at = pkt.len() - ICRC_LEN;
-            let icrc = icrc_ipv4(&ip4, &udp, &pkt[..at]);
-            pkt[at..].copy_from_slice(&icrc_to_wire(icrc));
-        }
-
-        let split = split_icrc(&pkt);
-        let v4 = verify_ipv4(&ip4, &udp, &pkt);
-        let v6 = verify_ipv6(&ip6, &udp, &pkt);
-        let Some(at) = pkt.len().checked_sub(ICRC_LEN) else {
-            assert_eq!(split, Err(Error::Truncated));
-            assert_eq!(v4, Err(Error::Truncated));
-            assert_eq!(v6, Err(Error::Truncated));
-            return;
-        };
-        let carried = u32::from_le_bytes(pkt[at..].try_into().unwrap());
-        assert_eq!(split, Ok((&pkt[..at], carried)));
-        let want4 = icrc_ipv4(&ip4, &udp, &pkt[..at]) == carried;
-        let want6 = icrc_ipv6(&ip6, &udp, &pkt[..at]) == carried;
-        assert_eq!(v4, if want4 { Ok(()) } else { Err(Error::BadIcrc) });
-        assert_eq!(v6, if want6 { Ok(()) } else { Err(Error::BadIcrc) });
-        assert!(!make_valid || want4);
-        verified += u32::from(want4);
-    });
-    assert!(verified > 100);
-}
-
-/// Returns whether flipping a bit of transport byte `at` leaves the ICRC unchanged: BTH byte 4
-/// (FECN, BECN and six reserved bits) is replaced by all ones before the CRC is computed.
-fn transport_byte_masked(at: usize) -> bool {
-    at == 4
-}
-
-#[test]
-fn icrc_detects_every_single_bit_flip() {
-    let implemented = implemented_opcodes();
-    fuzz(0xf11b_0000, 300, |rng, case| {
-        let op = implemented[(case % implemented.len() as u64) as usize];
-        let p = valid_packet(rng, op);
-        assert_eq!(verify_ipv4(&p.ip, &p.udp, &p.bytes), Ok(()));
-        let bits = p.bytes.len() * 8;
-        // Every bit of short packets, a sample of the bits of long ones.
-        let flips: Vec<usize> = if bits <= 512 {
-            (0..bits).collect()
-        } else {
-            (0..64).map(|_| rng.upto(bits - 1)).collect()
-        };
-        let mut pkt = p.bytes.clone();
-        for bit in flips {
-            let at = bit / 8;
-            pkt[at] ^= 1 << (bit % 8);
-            let expected = if transport_byte_masked(at) {
-                Ok(())
-            } else {
-                Err(Error::BadIcrc)
-            };
-            assert_eq!(
-                verify_ipv4(&p.ip, &p.udp, &pkt),
-                expected,
-                "bit {bit} of {op:?}"
-            );
-            pkt[at] ^= 1 << (bit % 8);
-        }
-        // The IPv4 type of service, time to live and checksum and the UDP checksum are masked;
-        // every other bit of the network headers is covered.
-        for _ in 0..16 {
-            let mut ip = p.ip;
-            let at = rng.upto(IPV4_HDR_LEN - 1);
-            ip[at] ^= 1 << rng.below(8);
-            let masked = matches!(at, 1 | 8 | 10 | 11);
-            let expected = if masked { Ok(()) } else { Err(Error::BadIcrc) };
-            assert_eq!(verify_ipv4(&ip, &p.udp, &p.bytes), expected, "IP byte {at}");
-            let mut udp = p.udp;
-            let at = rng.upto(UDP_HDR_LEN - 1);
-            udp[at] ^= 1 << rng.below(8);
-            let masked = matches!(at, 6 | 7);
-            let expected = if masked { Ok(()) } else { Err(Error::BadIcrc) };
-            assert_eq!(
-                verify_ipv4(&p.ip, &udp, &p.bytes),
-                expected,
-                "UDP byte {at}"
-            );
-        }
-    });
-}
-
-#[test]
-fn icrc_in_pieces_matches_one_shot() {
-    fuzz(0x91ec_e500, 5_000, |rng, _| {
-        let mut ip4 = [0; IPV4_HDR_LEN];
-        rng.fill(&mut ip4);
-        let mut ip6 = [0; IPV6_HDR_LEN];
-        rng.fill(&mut ip6);
-        let mut udp = [0; UDP_HDR_LEN];
-        rng.fill(&mut udp);
-        let len = rng.len_upto(600);
-        let transport = rng.bytes(len);
-        // Random cut points, duplicates (empty pieces) included, often around BTH byte 4.
-        let mut cuts: Vec<usize> = (0..rng.upto(6))
-            .map(|_| {
-                if rng.bool() {
-                    rng.upto(transport.len().min(8))
-                } else {
-                    rng.upto(transport.len())
-                }
-            })
-            .collect();
-        cuts.push(0);
-        cuts.push(transport.len());
-        cuts.sort_unstable();
-        let mut v4 = Icrc::ipv4(&ip4, &udp);
-        let mut v6 = Icrc::ipv6(&ip6, &udp);
-        for pair in cuts.windows(2) {
-            v4.update(&transport[pair[0]..pair[1]]);
-            v6.update(&transport[pair[0]..pair[1]]);
-        }
-        assert_eq!(
-            v4.finish(),
-            icrc_ipv4(&ip4, &udp, &transport),
-            "cuts {cuts:?}"
-        );
-        assert_eq!(
-            v6.finish(),
-            icrc_ipv6(&ip6, &udp, &transport),
-            "cuts {cuts:?}"
-        );
-        assert_eq!(v4.finish_wire(), icrc_to_wire(v4.finish()));
-    });
 }
