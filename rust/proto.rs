@@ -16,8 +16,14 @@
 pub(crate) mod abi;
 #[path = "proto/attr_mask.rs"]
 pub(crate) mod attr_mask;
+#[path = "proto/cnp.rs"]
+pub(crate) mod cnp;
 #[path = "proto/cqe.rs"]
 pub(crate) mod cqe;
+#[path = "proto/dcqcn.rs"]
+pub(crate) mod dcqcn;
+#[path = "proto/ecn.rs"]
+pub(crate) mod ecn;
 #[path = "proto/gso.rs"]
 pub(crate) mod gso;
 #[path = "proto/hdr.rs"]

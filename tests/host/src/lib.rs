@@ -21,6 +21,10 @@ mod tests_ack;
 #[cfg(test)]
 mod tests_cqe;
 #[cfg(test)]
+mod tests_dcqcn;
+#[cfg(test)]
+mod tests_ecn;
+#[cfg(test)]
 #[path = "fuzz/mod.rs"]
 mod tests_fuzz;
 #[cfg(test)]
