@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Abstractions over kernel facilities that the `kernel` crate does not wrap yet: notifier
-//! chains, module load events and a driver-wide mutex defined in C.
+//! chains, module load events, a driver-wide mutex defined in C, the monotonic clock and
+//! debugfs settings.
 
 mod cpus;
 mod crc;
+mod debugfs;
 mod errno;
 mod irq;
 mod link_lock;
@@ -12,6 +14,7 @@ mod module_watch;
 mod notifier;
 mod random;
 mod sched;
+mod time;
 mod trace;
 
 pub(crate) use cpus::{
@@ -20,6 +23,10 @@ pub(crate) use cpus::{
     this_cpu, //
 };
 pub(crate) use crc::crc32_le;
+pub(crate) use debugfs::{
+    DebugfsRoot,
+    DebugfsU32s, //
+};
 pub(crate) use errno::{
     ehostunreach,
     eopnotsupp, //
@@ -44,4 +51,5 @@ pub(crate) use sched::{
     cond_resched,
     fatal_signal_pending, //
 };
+pub(crate) use time::now_ns;
 pub(crate) use trace::trace_drop;

@@ -3,7 +3,7 @@
 //! Synchronisation the kernel crate does not offer yet: an interrupt-safe spinlock
 //! (`spin_lock_irqsave`), and references that keep an object alive while deferred work holds
 //! it ([`ObjRef`], counted by the object's [`Users`]: [`live`]), with the timer and work item
-//! built on them ([`RefTimer`], [`RefWork`]); and rrxe's own workqueue for work that may wait on
+//! built on them ([`RefTimer`], [`RefHrTimer`], [`RefWork`]); and rrxe's own workqueue for work that may wait on
 //! user space, with a work item that holds an `Arc` of its owner instead ([`FaultQueue`],
 //! [`FaultWork`]).
 //!
@@ -12,6 +12,7 @@
 //! completion handlers), so their locks disable interrupts while held.
 
 mod fault_work;
+mod hrtimer;
 mod live;
 mod timer;
 mod work;
@@ -21,6 +22,7 @@ pub(crate) use fault_work::{
     FaultTarget,
     FaultWork, //
 };
+pub(crate) use hrtimer::RefHrTimer;
 pub(crate) use live::{
     Counted,
     ObjRef,

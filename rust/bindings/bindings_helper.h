@@ -7,6 +7,8 @@
 #include <linux/netdevice.h>
 #include <linux/notifier.h>
 #include <linux/vmalloc.h>
+#include <linux/hrtimer.h>
+#include <linux/debugfs.h>
 #include <linux/mm.h>
 #include <linux/skbuff.h>
 #include <linux/ip.h>

@@ -17,6 +17,9 @@
 #include <rdma/uverbs_ioctl.h>
 #include <linux/highmem.h>
 #include <linux/timer.h>
+#include <linux/hrtimer.h>
+#include <linux/timekeeping.h>
+#include <linux/debugfs.h>
 #include <linux/workqueue.h>
 #include <linux/sched/signal.h>
 #include <linux/skbuff.h>
@@ -628,6 +631,26 @@ bool rrxe_helper_fatal_signal_pending(void)
 void rrxe_helper_timer_setup(struct timer_list *t, void (*fn)(struct timer_list *))
 {
 	timer_setup(t, fn, 0);
+}
+
+void rrxe_helper_hrtimer_setup(struct hrtimer *t, enum hrtimer_restart (*fn)(struct hrtimer *))
+{
+	hrtimer_setup(t, fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+}
+
+void rrxe_helper_hrtimer_start_ns(struct hrtimer *t, u64 ns)
+{
+	hrtimer_start(t, ns_to_ktime(ns), HRTIMER_MODE_REL_SOFT);
+}
+
+u64 rrxe_helper_ktime_get_ns(void)
+{
+	return ktime_get_ns();
+}
+
+bool rrxe_helper_is_err(const void *p)
+{
+	return IS_ERR(p);
 }
 
 void rrxe_helper_timer_arm_us(struct timer_list *t, unsigned long usecs)

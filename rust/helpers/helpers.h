@@ -7,6 +7,7 @@
 #define RRXE_HELPERS_H
 
 #include <linux/types.h>
+#include <linux/hrtimer.h>
 
 struct ib_device;
 struct net_device;
@@ -185,6 +186,11 @@ struct ib_cq;
 void rrxe_helper_cq_comp_handler(struct ib_cq *cq);
 
 /* timers */
+struct hrtimer;
+void rrxe_helper_hrtimer_setup(struct hrtimer *t, enum hrtimer_restart (*fn)(struct hrtimer *));
+void rrxe_helper_hrtimer_start_ns(struct hrtimer *t, u64 ns);
+u64 rrxe_helper_ktime_get_ns(void);
+bool rrxe_helper_is_err(const void *p);
 struct timer_list;
 void rrxe_helper_timer_setup(struct timer_list *t, void (*fn)(struct timer_list *));
 void rrxe_helper_timer_arm_us(struct timer_list *t, unsigned long usecs);
