@@ -2,7 +2,8 @@
 
 //! The port counters rrxe reports, with rxe's names (so `rdma statistic` output and scripts
 //! written for rxe keep working), then rrxe's own: one per reason the packet pipeline drops a
-//! packet for ([`DropReason`]), and the on-demand-paging and flow counters.
+//! packet for ([`DropReason`]), the on-demand-paging and flow counters, and the congestion
+//! control counters with mlx5's names.
 
 use crate::ib::{
     PmaCounters,
@@ -124,6 +125,16 @@ pub(crate) enum Counter {
     /// A message executed by the direct loopback path (`pipeline/direct.rs`): copied once
     /// between two QPs of the device, no packets.
     DirectMsgs = FIRST_DROP as isize + DROPS as isize + 3,
+    /// A received RoCE packet carried a CE mark (mlx5's `np_ecn_marked_roce_packets`).
+    NpEcnMarkedRocePackets = FIRST_DROP as isize + DROPS as isize + 4,
+    /// A CNP sent for CE-marked packets (`np_cnp_sent`).
+    NpCnpSent = FIRST_DROP as isize + DROPS as isize + 5,
+    /// A CNP a QP's reaction point acted on (`rp_cnp_handled`).
+    RpCnpHandled = FIRST_DROP as isize + DROPS as isize + 6,
+    /// A CNP received and ignored: reaction points off, or a QP that has none (`rp_cnp_ignored`).
+    RpCnpIgnored = FIRST_DROP as isize + DROPS as isize + 7,
+    /// A rate-limited QP's run stopped to wait for its next burst (`rp_pace_waits`).
+    RpPaceWaits = FIRST_DROP as isize + DROPS as isize + 8,
 }
 
 /// The first of the drop counters (rrxe's own, after rxe's 17), in [`DropReason`] order.
@@ -160,7 +171,7 @@ pub(crate) fn drop_index(r: DropReason) -> usize {
 const DROPS: usize = 20;
 
 /// Number of counters.
-pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 4;
+pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 9;
 
 /// The names, in index order (rxe's `rxe_counter_descs`).
 pub(crate) static DESCS: [StatDesc; COUNT] = [
@@ -205,6 +216,11 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"odp_fault_errors"),
     StatDesc::new(c"tx_flow_wait"),
     StatDesc::new(c"direct_msgs"),
+    StatDesc::new(c"np_ecn_marked_roce_packets"),
+    StatDesc::new(c"np_cnp_sent"),
+    StatDesc::new(c"rp_cnp_handled"),
+    StatDesc::new(c"rp_cnp_ignored"),
+    StatDesc::new(c"rp_pace_waits"),
 ];
 
 /// A device's counter values.

@@ -22,8 +22,13 @@ use crate::{
         Qp, //
     },
     index::IndexPool,
+    kernel_ext::DebugfsU32s,
     limits,
     mcast::McastTable,
+    proto::dcqcn::{
+        CcParam,
+        CcParams, //
+    },
     table::SparseTable,
     verbs::ah::AhEntry,
     verbs::mw::{
@@ -78,16 +83,27 @@ pub(crate) struct RrxeDevice {
     /// The bound netdev, held for the device's life: the data path uses it without the core's
     /// netdev lock (which is not interrupt-safe).
     ndev: NetDeviceRef,
+    /// Congestion control settings (`Documentation/congestion.rst`), in
+    /// `/sys/kernel/debug/rrxe/DEV/cc_params` as mlx5 has them.
+    cc: DebugfsU32s<{ CcParam::COUNT }>,
 }
 
 impl RrxeDevice {
-    /// The data of a new device on a netdev with MAC-derived `guid` and link state `running`.
+    /// The data of a new device `name` on a netdev with MAC-derived `guid` and link state
+    /// `running`.
     pub(crate) fn new(
+        name: &CStr,
         guid: u64,
         running: bool,
         tunnels: NetnsTunnel,
         ndev: NetDeviceRef,
     ) -> impl PinInit<Self, Error> {
+        let cc = DebugfsU32s::new(
+            name,
+            c"cc_params",
+            &CcParam::ALL.map(CcParam::name),
+            CcParam::ALL.map(CcParam::default),
+        );
         try_init!(Self {
             guid: Atomic::new(guid),
             port_active: Atomic::new(running),
@@ -114,6 +130,7 @@ impl RrxeDevice {
             ah_table: Arc::pin_init(SparseTable::new(limits::MAX_AH), GFP_KERNEL)?,
             tunnels,
             ndev,
+            cc: cc?,
         }? Error)
     }
 
@@ -246,6 +263,16 @@ impl RrxeDevice {
     /// for an AH of another PD (another process's, or a kernel consumer's), as for no AH.
     pub(crate) fn ah_av(&self, num: u32, pd: usize) -> Option<AddressVector> {
         self.ah_table.get(num).filter(|e| e.pd == pd).map(|e| e.av)
+    }
+
+    /// One congestion control setting, within its range.
+    pub(crate) fn cc_param(&self, p: CcParam) -> u32 {
+        self.cc.get(p.index()).min(p.max())
+    }
+
+    /// The congestion control settings of the moment, each within its range.
+    pub(crate) fn cc_params(&self) -> CcParams {
+        CcParams::clamped(|i| self.cc.get(i))
     }
 
     /// Adds one to counter `c`.

@@ -77,6 +77,7 @@ fn add(name: &CStr, ndev: &NetDevice, link_type: &CStr) -> Result {
         name,
         ndev,
         RrxeDevice::new(
+            name,
             ndev.eui64(),
             ndev.is_running(),
             tunnel,

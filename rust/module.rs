@@ -12,7 +12,10 @@ use crate::{
         Driver,
         LinkRegistration, //
     },
-    kernel_ext::ModuleWatch,
+    kernel_ext::{
+        DebugfsRoot,
+        ModuleWatch, //
+    },
     link::{
         RrxeLink,
         RxeLink, //
@@ -53,12 +56,15 @@ pub(crate) struct RrxeModule {
     /// Keeps `rdma_rxe` from loading.
     #[pin]
     rxe_guard: ModuleWatch<RxeGuard>,
+    /// `/sys/kernel/debug/rrxe`: dropped last, after every device's directory under it.
+    _debugfs: DebugfsRoot,
 }
 
 impl kernel::InPlaceModule for RrxeModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         // Initialised bottom-up: the guard first, the link type last.
         try_pin_init!(Self {
+            _debugfs: DebugfsRoot::create(),
             rxe_guard <- ModuleWatch::register(),
             _rxe_absent: RxeGuard::check()?,
             netdev_events <- NetdevNotifier::register(),

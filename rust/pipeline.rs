@@ -20,6 +20,7 @@
 //! home CPU, or of this CPU for a busy QP whose run belongs here: [`Batch`]).
 
 mod completer;
+mod congestion;
 mod crc;
 mod direct;
 mod flow;

@@ -6,8 +6,8 @@
 //! the replies.
 
 use super::{
-    completer, drop_packet, odp, recv, requester, responder, state::Snapshot, DropReason, Kicks,
-    Outbox,
+    completer, congestion, drop_packet, odp, recv, requester, responder, state::Snapshot,
+    DropReason, Kicks, Outbox,
 };
 use crate::{
     counters::Counter,
@@ -15,6 +15,8 @@ use crate::{
     ib::Qp,
     net::SkBuff,
     proto::{
+        cnp, ecn,
+        hdr::Bth,
         packet,
         qp_state::{
             QpState,
@@ -137,6 +139,15 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &Snapshot, skb: &mut SkBuff, out: &mut Outb
     let mut grh = [0u8; responder::GRH_LEN];
     grh.copy_from_slice(&skb.cb()[..responder::GRH_LEN]);
     let data = skb.data();
+    if let Ok(bth) = Bth::parse(data) {
+        if cnp::is_cnp(data, &bth) {
+            let handled = congestion::cnp_arrived(qp, snap, &grh, &bth);
+            return Handled {
+                fatal: false,
+                dropped: !handled,
+            };
+        }
+    }
     let Ok(h) = packet::parse_headers(data) else {
         drop_packet(qp.device(), DropReason::Malformed, None);
         return Handled::DROPPED;
@@ -153,6 +164,9 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &Snapshot, skb: &mut SkBuff, out: &mut Outb
     {
         drop_packet(qp.device(), DropReason::AddressMismatch, Some(&bth));
         return Handled::DROPPED;
+    }
+    if ecn::is_ce(&grh) {
+        congestion::ce_arrived(qp, snap, out);
     }
     if h.info.is_request {
         match responder::on_request(qp, snap, &h, payload, &grh, out) {

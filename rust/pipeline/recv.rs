@@ -3,7 +3,7 @@
 //! Packet input: RoCEv2 datagrams from the UDP tunnel socket (softirq) and loopback packets
 //! from this host's requesters. Every header is validated (IP and UDP lengths, ICRC, BTH,
 //! opcode, extension headers) before the packet is queued to its QP; anything else is a
-//! counted drop with its reason.
+//! counted drop with its reason. CNPs ([`cnp`]) go to their QP too.
 
 use super::{
     crc::Icrc,
@@ -27,6 +27,7 @@ use crate::{
         UdpReceiver, //
     },
     proto::{
+        cnp,
         hdr::{
             Bth,
             MULTICAST_QPN, //
@@ -213,12 +214,12 @@ fn multicast(
     // Clones share the (read-only from here on) data and copy the control buffer.
     for &qpn in others {
         if let (Some(qp), Ok(c)) = (dev.lookup_qp(qpn), skb.try_clone()) {
-            queue(dev, &qp, c, bth, info);
+            queue(dev, &qp, c, bth, Some(info));
             kicks.push(qp);
         }
     }
     if let Some(qp) = dev.lookup_qp(*last) {
-        queue(dev, &qp, skb, bth, info);
+        queue(dev, &qp, skb, bth, Some(info));
         kicks.push(qp);
     }
 }
@@ -227,12 +228,19 @@ fn multicast(
 /// are parsed once, by the QP's pass that handles the packet; a packet whose opcode this
 /// driver does not implement is dropped here.
 fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], kicks: &mut Kicks) {
-    let (bth, info) = match Bth::parse(skb.data()).map(|b| (b, b.opcode.info())) {
-        Ok((b, Some(i))) => (b, i),
-        _ => return drop_packet(dev, DropReason::Malformed, None),
+    let Ok(bth) = Bth::parse(skb.data()) else {
+        return drop_packet(dev, DropReason::Malformed, None);
     };
+    // A CNP goes to its QP's pass like any packet (the pass checks where it came from).
+    let info = bth.opcode.info();
+    if info.is_none() && !cnp::is_cnp(skb.data(), &bth) {
+        return drop_packet(dev, DropReason::Malformed, None);
+    }
     let qpn = bth.dest_qpn;
     if qpn == MULTICAST_QPN {
+        let Some(info) = info else {
+            return drop_packet(dev, DropReason::Malformed, Some(&bth));
+        };
         return multicast(dev, skb, grh, &bth, &info, kicks);
     }
     let Some(qp) = dev.lookup_qp(qpn) else {
@@ -240,7 +248,7 @@ fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], kicks
     };
     skb.cb()[..GRH_LEN].copy_from_slice(grh);
     dev.count(Counter::RcvdPkts);
-    queue(dev, &qp, skb, &bth, &info);
+    queue(dev, &qp, skb, &bth, info.as_ref());
     kicks.push(qp);
 }
 
@@ -248,11 +256,19 @@ fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], kicks
 /// (and counted), not queued without bound.
 const INBOX_MAX: u32 = 4096;
 
-/// Queues a packet (header `bth`, opcode `info`) to `qp`'s inbox, or drops it when the inbox
-/// is full.
-fn queue(dev: &Device<RrxeDevice>, qp: &Qp<RrxeDevice>, skb: SkBuff, bth: &Bth, info: &OpcodeInfo) {
+/// Queues a packet (header `bth`, opcode `info`; none for a CNP) to `qp`'s inbox, or drops it
+/// when the inbox is full.
+fn queue(
+    dev: &Device<RrxeDevice>,
+    qp: &Qp<RrxeDevice>,
+    skb: SkBuff,
+    bth: &Bth,
+    info: Option<&OpcodeInfo>,
+) {
     if qp.pipe().inbox.push_bounded(skb, INBOX_MAX).is_err() {
         return drop_packet(dev, DropReason::InboxFull, Some(bth));
     }
-    qp.pipe().arrived(info);
+    if let Some(info) = info {
+        qp.pipe().arrived(info);
+    }
 }

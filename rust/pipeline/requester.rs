@@ -23,6 +23,7 @@ use super::{
 use crate::{
     device::RrxeDevice,
     ib::Qp,
+    kernel_ext::now_ns,
     proto::{
         cqe::WcStatus,
         psn::cmp_psn,
@@ -74,7 +75,15 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
     if !st.open {
         return res;
     }
+    let cc = super::congestion::run_params(qp, snap);
     while !out.is_full() && st.wait == SendWait::None {
+        // A rate-limited QP that sent its burst waits for its pacing timer.
+        let now = cc.as_ref().map(|_| now_ns());
+        if let (Some(p), Some(now)) = (cc.as_ref(), now) {
+            if super::congestion::pace_wait(qp, &mut st, p, now) {
+                break;
+            }
+        }
         if st.cur.is_none() {
             if snap.state == QpState::Sqd {
                 break;
@@ -108,6 +117,9 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
         }
         match packet::next_packet(qp, snap, &mut st) {
             Ok(Some(item)) => {
+                if let (Some(p), Some(now)) = (cc.as_ref(), now) {
+                    super::congestion::sent(&mut st, p, now, item.skb.len());
+                }
                 out.push(item);
                 res.progressed = true;
             }

@@ -30,6 +30,7 @@ pub(crate) use send::{
 
 use super::{gate::RunGate, sinks::ReadSinks};
 use crate::sync::{
+    RefHrTimer,
     RefTimer,
     RefWork, //
 };
@@ -47,7 +48,18 @@ use crate::{
         SkbQueue,
         TxSocket, //
     },
-    proto::{psn::Psn, qp_state::QpState, retry::RetryCounter, seq::ReackPsn, wqe::WrOpcode},
+    proto::{
+        dcqcn::{
+            CnpGate,
+            Pacer,
+            ReactionPoint, //
+        },
+        psn::Psn,
+        qp_state::QpState,
+        retry::RetryCounter,
+        seq::ReackPsn,
+        wqe::WrOpcode,
+    },
 };
 use crate::{
     new_spinlock_irq,
@@ -90,10 +102,16 @@ pub(crate) struct Snapshot {
     pub(crate) kernel: bool,
     /// The UDP source port of this QP's packets (RoCEv2 entropy).
     pub(crate) src_port: u16,
+    /// The QP reacts to congestion: a connected QP of a device whose reaction points are on
+    /// (`rp_enable`); its packets are ECN-capable (`av.traffic_class` says so).
+    pub(crate) congestion: bool,
 }
 
 /// The id of a QP's retransmission timer.
 pub(crate) const TIMER_RETRANSMIT: u32 = 0;
+
+/// The id of a QP's pacing timer.
+pub(crate) const TIMER_PACE: u32 = 1;
 
 /// The pipeline part of a QP, pinned in the QP: the inbox, the timer and the work items are
 /// embedded; the sender's and the receiver's state (larger) are boxes of their own. The socket
@@ -109,6 +127,9 @@ pub(crate) struct QpPipe {
     pub(in crate::pipeline) recv: Pin<KBox<SpinLockIrq<RecvState>>>,
     #[pin]
     pub(in crate::pipeline) timer: RefTimer<Qp<RrxeDevice>>,
+    /// Wakes a rate-limited QP for its next burst ([`super::congestion`]).
+    #[pin]
+    pub(in crate::pipeline) pace: RefHrTimer<Qp<RrxeDevice>>,
     /// Runs the QP's work soon (from the BH workqueue), for callers that may not send
     /// (interrupts disabled) and for runs that used up their budget.
     #[pin]
@@ -199,6 +220,8 @@ impl QpPipe {
             asked_again: None,
             read_resumed_at: None,
             open: false,
+            rp: ReactionPoint::default(),
+            pacer: Pacer::default(),
         };
         let recv = RecvState {
             epsn: Psn::new(0),
@@ -216,6 +239,7 @@ impl QpPipe {
             direct_recv: None,
             held: KVec::new(),
             open: false,
+            cnp_gate: CnpGate::default(),
         };
         let send = KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?;
         let recv = KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL_ACCOUNT)?;
@@ -230,6 +254,7 @@ impl QpPipe {
             send,
             recv,
             timer <- RefTimer::new(TIMER_RETRANSMIT),
+            pace <- RefHrTimer::new(TIMER_PACE),
             kicker <- RefWork::new(),
             home: kernel_ext::nth_online_cpu(NEXT_HOME.fetch_add(1, Relaxed)),
             ack_only: Atomic::new(false),
@@ -305,6 +330,7 @@ impl QpPipe {
     /// just cancelled, so a pass still running elsewhere cannot arm them again.
     pub(crate) fn close(&self) {
         self.timer.close();
+        self.pace.close();
         self.kicker.close();
         self.drain.close();
         self.odp.close();

@@ -31,7 +31,7 @@ use crate::{
         TxSocket, //
     },
     proto::{
-        gso,
+        cnp, gso,
         hdr::{
             ICRC_LEN,
             ROCE_V2_UDP_PORT, //
@@ -74,6 +74,14 @@ pub(crate) fn build(
     }
     skb.put_filled(payload, fill)?;
     skb.put_zeroed(tail)?;
+    Ok(skb)
+}
+
+/// Builds a CNP to QP `dest_qpn` ([`cnp`]), with zeroed room for the ICRC.
+pub(crate) fn build_cnp(dev: &Device<RrxeDevice>, dest_qpn: u32) -> Result<SkBuff> {
+    let mut skb = SkBuff::alloc(dev.netdev(), cnp::CNP_LEN + ICRC_LEN, HEADROOM)?;
+    cnp::write_cnp(skb.put_zeroed(cnp::CNP_LEN)?, dest_qpn).map_err(|_| EINVAL)?;
+    skb.put_zeroed(ICRC_LEN)?;
     Ok(skb)
 }
 

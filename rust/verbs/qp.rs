@@ -38,6 +38,8 @@ use crate::{
     },
     proto::{
         abi::SEND_WQE_HDR_LEN,
+        dcqcn::CcParam,
+        ecn,
         qp_attr::QpAttrError,
         qp_state::{
             QpState,
@@ -398,6 +400,10 @@ impl RrxeQp {
     pub(crate) fn snapshot(qp: &Qp<RrxeDevice>) -> Snapshot {
         let inner = qp.inner.lock();
         let a = &inner.attr;
+        let congestion = matches!(qp.qp_type, QpType::Rc | QpType::Uc)
+            && qp.device().cc_param(CcParam::RpEnable) != 0;
+        let mut av = a.av;
+        av.traffic_class = ecn::outgoing_tclass(av.traffic_class, congestion);
         Snapshot {
             state: inner.state,
             epoch: inner.epoch,
@@ -405,7 +411,7 @@ impl RrxeQp {
             qpn: qp.qpn(),
             mtu: crate::proto::qp_attr::PathMtu::from_raw(a.path_mtu).map_or(1024, |m| m.bytes()),
             dest_qpn: a.dest_qp_num,
-            av: a.av,
+            av,
             qkey: a.qkey,
             access: a.qp_access_flags,
             timeout: a.timeout,
@@ -415,6 +421,7 @@ impl RrxeQp {
             sq_sig_all: qp.sq_sig_all,
             kernel: qp.kernel.is_some(),
             src_port: Self::src_port(qp.qp_type, qp.qpn(), a),
+            congestion,
         }
     }
 

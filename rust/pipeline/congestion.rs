@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Congestion control in the pipeline (`Documentation/congestion.rst`): DCQCN as RoCE NICs run
+//! it, with the logic in [`crate::proto::dcqcn`].
+//!
+//! - The notification point: a connected QP that receives a packet with a CE mark answers the
+//!   peer QP with a CNP, at most one per `np_min_time_between_cnps` ([`ce_arrived`]). Only ECT
+//!   packets can carry CE, so a peer that never sent ECN-capable traffic (C rxe) never gets a
+//!   CNP unless a switch marks what it may not.
+//! - The reaction point: a CNP from the peer cuts the QP's rate ([`cnp_arrived`]); the
+//!   requester then paces its packets to the rate ([`pace_wait`], [`sent`]) and waits for the
+//!   rest on the QP's high-resolution timer.
+
+use super::{
+    drop_packet,
+    recv,
+    responder::GRH_LEN,
+    state::{
+        SendState,
+        Snapshot, //
+    },
+    xmit,
+    DropReason,
+    Outbox,
+    TxItem, //
+};
+use crate::{
+    counters::Counter,
+    device::RrxeDevice,
+    ib::Qp,
+    kernel_ext::now_ns,
+    proto::{
+        dcqcn::{
+            CcParam,
+            CcParams, //
+        },
+        hdr::Bth,
+        qp_state::{
+            QpState,
+            QpType, //
+        },
+    },
+    sync::ObjRef,
+};
+
+/// Whether `snap`'s QP takes part in congestion control as a notification or reaction point:
+/// a connected QP with a peer (RTR or later, not in ERR).
+fn connected(snap: &Snapshot) -> bool {
+    matches!(snap.qp_type, QpType::Rc | QpType::Uc)
+        && matches!(snap.state, QpState::Rtr | QpState::Rts | QpState::Sqd)
+}
+
+/// A packet of the QP's connection (addresses checked) arrived with a CE mark: counted, and
+/// answered with a CNP to the peer QP when the device's notification point is on and none
+/// went within `np_min_time_between_cnps`. A full batch leaves it for the next mark.
+pub(super) fn ce_arrived(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) {
+    let dev = qp.device();
+    dev.count(Counter::NpEcnMarkedRocePackets);
+    if !connected(snap) || out.is_full() || dev.cc_param(CcParam::NpEnable) == 0 {
+        return;
+    }
+    let p = dev.cc_params();
+    if !qp.pipe().recv.lock().cnp_gate.due(&p, now_ns()) {
+        return;
+    }
+    let Ok(skb) = xmit::build_cnp(dev, snap.dest_qpn) else {
+        return;
+    };
+    let mut av = snap.av;
+    // CNPs travel at their own DSCP, not ECN-capable (RoCE NICs' default: DSCP 48).
+    av.traffic_class = (p.get(CcParam::NpCnpDscp) as u8) << 2;
+    out.push(TxItem {
+        skb,
+        av,
+        src_port: snap.src_port,
+    });
+    dev.count(Counter::NpCnpSent);
+}
+
+/// A CNP (`bth`) arrived for the QP (`grh`: its IP header). From the connection's peer, it drives the
+/// QP's reaction point when the device's are on; else it is ignored (and counted). One from
+/// another address is a counted drop, as any packet of a connection from elsewhere.
+/// `false` when it was dropped.
+pub(super) fn cnp_arrived(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    grh: &[u8; GRH_LEN],
+    bth: &Bth,
+) -> bool {
+    let dev = qp.device();
+    if matches!(snap.qp_type, QpType::Rc | QpType::Uc)
+        && (recv::source_gid(grh) != snap.av.dgid || recv::dest_gid(grh) != snap.av.sgid)
+    {
+        drop_packet(dev, DropReason::AddressMismatch, Some(bth));
+        return false;
+    }
+    if !snap.congestion || !connected(snap) {
+        dev.count(Counter::RpCnpIgnored);
+        return true;
+    }
+    let p = dev.cc_params();
+    qp.pipe().send.lock().rp.on_cnp(&p, now_ns());
+    dev.count(Counter::RpCnpHandled);
+    true
+}
+
+/// The settings a requester run paces by: `None` for a QP that does not react to congestion.
+pub(super) fn run_params(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> Option<CcParams> {
+    snap.congestion.then(|| qp.device().cc_params())
+}
+
+/// Whether the requester must wait before its next packet (the QP is rate-limited and sent
+/// its burst): then the pacing timer is armed for when it may go on, and counted.
+pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, st: &mut SendState, p: &CcParams, now: u64) -> bool {
+    if st.rp.rate_kbps().is_none() {
+        return false;
+    }
+    st.rp.advance(p, now);
+    if st.rp.rate_kbps().is_none() {
+        return false;
+    }
+    let Some(wait) = st.pacer.wait_ns(now) else {
+        return false;
+    };
+    qp.device().count(Counter::RpPaceWaits);
+    qp.pipe().pace.arm_ns(&ObjRef::new(qp), wait);
+    true
+}
+
+/// The requester sent a packet of `bytes` at `now`: the reaction point's byte counter and rate
+/// measurement, and the pacer's next departure.
+pub(super) fn sent(st: &mut SendState, p: &CcParams, now: u64, bytes: usize) {
+    let bytes = bytes as u64;
+    st.rp.on_sent(p, now, bytes);
+    if let Some(kbps) = st.rp.rate_kbps() {
+        st.pacer.sent(now, bytes, kbps);
+    }
+}
