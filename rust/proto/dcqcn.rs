@@ -21,6 +21,8 @@
 //! would have done while the QP did not send. Times are nanoseconds of a monotonic clock;
 //! rates are kb/s inside, Mb/s in the settings (mlx5's unit).
 
+use core::ffi::CStr;
+
 /// The ceiling of a QP's rate when `rp_max_rate` is 0 (line rate): 100 Gb/s, above anything a
 /// software device sends, so a QP that recovered to it is not paced at all.
 pub(crate) const LINE_KBPS: u32 = 100_000_000;
@@ -102,26 +104,26 @@ impl CcParam {
     pub(crate) const COUNT: usize = Self::ALL.len();
 
     /// The setting's name (its file in `cc_params`).
-    pub(crate) const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static CStr {
         match self {
-            Self::RpEnable => "rp_enable",
-            Self::NpEnable => "np_enable",
-            Self::RpTimeReset => "rp_time_reset",
-            Self::RpByteReset => "rp_byte_reset",
-            Self::RpThreshold => "rp_threshold",
-            Self::RpAiRate => "rp_ai_rate",
-            Self::RpHaiRate => "rp_hai_rate",
-            Self::RpMaxRate => "rp_max_rate",
-            Self::RpMinRate => "rp_min_rate",
-            Self::RpMinDecFac => "rp_min_dec_fac",
-            Self::RpGd => "rp_gd",
-            Self::RpDceTcpG => "rp_dce_tcp_g",
-            Self::RpDceTcpRtt => "rp_dce_tcp_rtt",
-            Self::RpRateReduceMonitorPeriod => "rp_rate_reduce_monitor_period",
-            Self::RpInitialAlphaValue => "rp_initial_alpha_value",
-            Self::RpRateToSetOnFirstCnp => "rp_rate_to_set_on_first_cnp",
-            Self::NpMinTimeBetweenCnps => "np_min_time_between_cnps",
-            Self::NpCnpDscp => "np_cnp_dscp",
+            Self::RpEnable => c"rp_enable",
+            Self::NpEnable => c"np_enable",
+            Self::RpTimeReset => c"rp_time_reset",
+            Self::RpByteReset => c"rp_byte_reset",
+            Self::RpThreshold => c"rp_threshold",
+            Self::RpAiRate => c"rp_ai_rate",
+            Self::RpHaiRate => c"rp_hai_rate",
+            Self::RpMaxRate => c"rp_max_rate",
+            Self::RpMinRate => c"rp_min_rate",
+            Self::RpMinDecFac => c"rp_min_dec_fac",
+            Self::RpGd => c"rp_gd",
+            Self::RpDceTcpG => c"rp_dce_tcp_g",
+            Self::RpDceTcpRtt => c"rp_dce_tcp_rtt",
+            Self::RpRateReduceMonitorPeriod => c"rp_rate_reduce_monitor_period",
+            Self::RpInitialAlphaValue => c"rp_initial_alpha_value",
+            Self::RpRateToSetOnFirstCnp => c"rp_rate_to_set_on_first_cnp",
+            Self::NpMinTimeBetweenCnps => c"np_min_time_between_cnps",
+            Self::NpCnpDscp => c"np_cnp_dscp",
         }
     }
 
@@ -178,7 +180,10 @@ impl CcParam {
 
     /// The setting called `name`.
     pub(crate) fn by_name(name: &str) -> Option<Self> {
-        Self::ALL.iter().copied().find(|p| p.name() == name)
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|p| p.name().to_bytes() == name.as_bytes())
     }
 }
 
@@ -197,6 +202,16 @@ impl Default for CcParams {
 }
 
 impl CcParams {
+    /// The settings `raw` gives by index, each clamped to its maximum: whatever a user wrote
+    /// where the values are kept, the algorithm sees values in range.
+    pub(crate) fn clamped(raw: impl Fn(usize) -> u32) -> Self {
+        let mut v = [0; CcParam::COUNT];
+        for (i, p) in CcParam::ALL.iter().enumerate() {
+            v[i] = raw(i).min(p.max());
+        }
+        Self(v)
+    }
+
     /// A setting's value.
     pub(crate) fn get(&self, p: CcParam) -> u32 {
         self.0.get(p.index()).copied().unwrap_or(0)

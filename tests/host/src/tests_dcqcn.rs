@@ -41,13 +41,13 @@ fn settings_have_mlx5s_names_and_defaults() {
     let p = CcParams::default();
     for (i, k) in CcParam::ALL.iter().enumerate() {
         assert_eq!(k.index(), i);
-        assert_eq!(CcParam::by_name(k.name()), Some(*k));
-        assert!(k.default() <= k.max(), "{}", k.name());
+        assert_eq!(CcParam::by_name(k.name().to_str().unwrap()), Some(*k));
+        assert!(k.default() <= k.max(), "{:?}", k.name());
         assert_eq!(p.get(*k), k.default());
     }
     let names: Vec<_> = CcParam::ALL.iter().map(|k| k.name()).collect();
     for n in &names {
-        assert_eq!(names.iter().filter(|m| *m == n).count(), 1, "{n}");
+        assert_eq!(names.iter().filter(|m| *m == n).count(), 1, "{n:?}");
     }
     for (name, v) in [
         ("rp_time_reset", 300),
@@ -68,6 +68,16 @@ fn settings_have_mlx5s_names_and_defaults() {
         );
     }
     assert_eq!(CcParam::by_name("rp_nonsense"), None);
+}
+
+#[test]
+fn values_out_of_range_are_clamped() {
+    let p = CcParams::clamped(|_| u32::MAX);
+    for k in CcParam::ALL {
+        assert_eq!(p.get(k), k.max(), "{:?}", k.name());
+    }
+    let p = CcParams::clamped(|i| CcParam::ALL[i].default());
+    assert_eq!(p, CcParams::default());
 }
 
 #[test]
