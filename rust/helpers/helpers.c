@@ -395,6 +395,11 @@ void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 proto)
 	skb->protocol = htons(proto);
 }
 
+void rrxe_helper_skb_set_priority(struct sk_buff *skb, u32 priority)
+{
+	skb->priority = priority;
+}
+
 struct net_device *rrxe_helper_skb_dev(const struct sk_buff *skb)
 {
 	return skb->dev;

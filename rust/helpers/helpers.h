@@ -95,6 +95,7 @@ unsigned char *rrxe_helper_skb_network_header(const struct sk_buff *skb);
 void rrxe_helper_skb_reset_network_header(struct sk_buff *skb);
 void rrxe_helper_skb_reset_transport_header(struct sk_buff *skb);
 void rrxe_helper_skb_set_protocol(struct sk_buff *skb, u16 proto);
+void rrxe_helper_skb_set_priority(struct sk_buff *skb, u32 priority);
 struct net_device *rrxe_helper_skb_dev(const struct sk_buff *skb);
 void rrxe_helper_skb_set_dst4(struct sk_buff *skb, struct rtable *rt);
 void rrxe_helper_skb_queue_init(struct sk_buff_head *q);

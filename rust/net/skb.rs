@@ -240,6 +240,12 @@ impl SkBuff {
         unsafe { bindings::rrxe_helper_skb_set_protocol(self.as_raw(), proto) };
     }
 
+    /// Sets the priority the egress qdisc and a VLAN's egress map see (`skb->priority`).
+    pub(crate) fn set_priority(&mut self, priority: u32) {
+        // SAFETY: By the type invariant the skb is valid and ours.
+        unsafe { bindings::rrxe_helper_skb_set_priority(self.as_raw(), priority) };
+    }
+
     /// Calls `f` with the device the buffer arrived on (or is sent from), if any.
     pub(crate) fn with_dev<R>(&self, f: impl FnOnce(&NetDevice) -> R) -> Option<R> {
         // SAFETY: By the type invariant the skb is valid; a buffer being received or sent

@@ -31,7 +31,7 @@ use crate::{
         TxSocket, //
     },
     proto::{
-        cnp, gso,
+        cnp, ecn, gso,
         hdr::{
             ICRC_LEN,
             ROCE_V2_UDP_PORT, //
@@ -296,6 +296,7 @@ fn send_ipv6(
         ip[24..40].copy_from_slice(&av.dgid);
     }
     skb.set_protocol(ETH_P_IPV6);
+    skb.set_priority(ecn::priority_of_tclass(av.traffic_class));
     rt.prepare(skb)?;
     write_icrc(skb, 40)?;
     Ok(rt)
@@ -355,6 +356,7 @@ fn push_ipv4_udp(skb: &mut SkBuff, av: &AddressVector, src_port: u16) -> Result 
         ip[16..20].copy_from_slice(&daddr);
     }
     skb.set_protocol(ETH_P_IP);
+    skb.set_priority(ecn::priority_of_tclass(av.traffic_class));
     skb.reset_network_header();
     Ok(())
 }

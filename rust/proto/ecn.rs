@@ -58,6 +58,14 @@ pub(crate) const fn outgoing_tclass(tclass: u8, mark: bool) -> u8 {
     }
 }
 
+/// The priority (`skb->priority`: the egress qdisc's band, a VLAN's PCP through its egress
+/// map) of a packet with traffic class `tclass`: its DSCP's class selector, the three high
+/// bits (DSCP 26, RoCE's usual, is priority 3; the CNPs' DSCP 48 is 6), as RoCE NICs map
+/// DSCP to priority by default.
+pub(crate) const fn priority_of_tclass(tclass: u8) -> u32 {
+    (tclass >> 5) as u32
+}
+
 /// The traffic class of a received packet from the 40-byte GRH area the receive path keeps:
 /// an IPv4 header sits in its last 20 bytes (TOS at byte 21), an IPv6 header fills it (traffic
 /// class across bytes 0 and 1). `None` for an area that holds neither.

@@ -14,6 +14,7 @@ use crate::proto::{
     ecn::{
         is_ce,
         outgoing_tclass,
+        priority_of_tclass,
         tclass_of_grh,
         Ecn, //
     },
@@ -31,6 +32,15 @@ fn codepoints_are_the_low_two_bits() {
     for e in [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce] {
         assert_eq!(Ecn::of_tclass(e.bits()), e);
     }
+}
+
+#[test]
+fn priority_is_the_dscp_class_selector() {
+    // DSCP 26 (AF31) with ECT(0): priority 3; CNPs' DSCP 48 (CS6): 6; best effort 0.
+    assert_eq!(priority_of_tclass(106), 3);
+    assert_eq!(priority_of_tclass(48 << 2), 6);
+    assert_eq!(priority_of_tclass(0x03), 0);
+    assert_eq!(priority_of_tclass(0xff), 7);
 }
 
 #[test]
