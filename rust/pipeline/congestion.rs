@@ -8,17 +8,14 @@
 //!   packets can carry CE, so a peer that never sent ECN-capable traffic (C rxe) never gets a
 //!   CNP unless a switch marks what it may not.
 //! - The reaction point: a CNP from the peer cuts the QP's rate ([`cnp_arrived`]); the
-//!   requester then paces its packets to the rate ([`pace_wait`], [`sent`]) and waits for the
-//!   rest on the QP's high-resolution timer.
+//!   requester and the responder's READ responses then keep to the rate ([`pace_wait`],
+//!   [`sent`]) and wait for the rest on the QP's high-resolution timer.
 
 use super::{
     drop_packet,
     recv,
     responder::GRH_LEN,
-    state::{
-        SendState,
-        Snapshot, //
-    },
+    state::Snapshot,
     xmit,
     DropReason,
     Outbox,
@@ -60,7 +57,7 @@ pub(super) fn ce_arrived(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox)
         return;
     }
     let p = dev.cc_params();
-    if !qp.pipe().recv.lock().cnp_gate.due(&p, now_ns()) {
+    if !qp.pipe().cc.lock().cnp_gate.due(&p, now_ns()) {
         return;
     }
     let Ok(skb) = xmit::build_cnp(dev, snap.dest_qpn) else {
@@ -99,7 +96,7 @@ pub(super) fn cnp_arrived(
         return true;
     }
     let p = dev.cc_params();
-    qp.pipe().send.lock().rp.on_cnp(&p, now_ns());
+    qp.pipe().cc.lock().rp.on_cnp(&p, now_ns());
     dev.count(Counter::RpCnpHandled);
     true
 }
@@ -109,17 +106,22 @@ pub(super) fn run_params(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> Option<CcParam
     snap.congestion.then(|| qp.device().cc_params())
 }
 
-/// Whether the requester must wait before its next packet (the QP is rate-limited and sent
-/// its burst): then the pacing timer is armed for when it may go on, and counted.
-pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, st: &mut SendState, p: &CcParams, now: u64) -> bool {
-    if st.rp.rate_kbps().is_none() {
-        return false;
-    }
-    st.rp.advance(p, now);
-    if st.rp.rate_kbps().is_none() {
-        return false;
-    }
-    let Some(wait) = st.pacer.wait_ns(now) else {
+/// Whether the QP must wait before its next packet (it is rate-limited and sent its burst):
+/// then the pacing timer is armed for when it may go on, and the wait counted. Under the send
+/// or the receive lock (the QP's requester or responder).
+pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, p: &CcParams, now: u64) -> bool {
+    let wait = {
+        let mut cc = qp.pipe().cc.lock();
+        if cc.rp.rate_kbps().is_none() {
+            return false;
+        }
+        cc.rp.advance(p, now);
+        if cc.rp.rate_kbps().is_none() {
+            return false;
+        }
+        cc.pacer.wait_ns(now)
+    };
+    let Some(wait) = wait else {
         return false;
     };
     qp.device().count(Counter::RpPaceWaits);
@@ -127,12 +129,13 @@ pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, st: &mut SendState, p: &CcParams, n
     true
 }
 
-/// The requester sent a packet of `bytes` at `now`: the reaction point's byte counter and rate
+/// The QP sent a packet of `bytes` at `now`: the reaction point's byte counter and rate
 /// measurement, and the pacer's next departure.
-pub(super) fn sent(st: &mut SendState, p: &CcParams, now: u64, bytes: usize) {
+pub(super) fn sent(qp: &Qp<RrxeDevice>, p: &CcParams, now: u64, bytes: usize) {
     let bytes = bytes as u64;
-    st.rp.on_sent(p, now, bytes);
-    if let Some(kbps) = st.rp.rate_kbps() {
-        st.pacer.sent(now, bytes, kbps);
+    let mut cc = qp.pipe().cc.lock();
+    cc.rp.on_sent(p, now, bytes);
+    if let Some(kbps) = cc.rp.rate_kbps() {
+        cc.pacer.sent(now, bytes, kbps);
     }
 }

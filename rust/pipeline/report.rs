@@ -34,10 +34,15 @@ pub(crate) fn report(qp: &Qp<RrxeDevice>, entry: &mut ResEntry) -> Result {
             rnr_retry_left: st.rnr_retry.left(),
             rnr_wait: st.wait == SendWait::Rnr,
             timer_fired: st.timer_fired,
-            rate_kbps: st.rp.rate_kbps().unwrap_or(0),
-            target_kbps: st.rp.target_kbps().unwrap_or(0),
-            alpha: st.rp.alpha(),
         }
+    };
+    let (rate_kbps, target_kbps, alpha) = {
+        let cc = pipe.cc.lock();
+        (
+            cc.rp.rate_kbps().unwrap_or(0),
+            cc.rp.target_kbps().unwrap_or(0),
+            cc.rp.alpha(),
+        )
     };
     let recv = {
         let st = pipe.recv.lock();
@@ -72,9 +77,9 @@ pub(crate) fn report(qp: &Qp<RrxeDevice>, entry: &mut ResEntry) -> Result {
     entry.u32(c"home_cpu", pipe.home_cpu())?;
     entry.u32(c"tx_in_flight", pipe.flow.in_flight())?;
     entry.u32(c"tx_waiting", pipe.flow.is_waiting().into())?;
-    entry.u32(c"cc_rate_kbps", send.rate_kbps)?;
-    entry.u32(c"cc_target_kbps", send.target_kbps)?;
-    entry.u32(c"cc_alpha", send.alpha)?;
+    entry.u32(c"cc_rate_kbps", rate_kbps)?;
+    entry.u32(c"cc_target_kbps", target_kbps)?;
+    entry.u32(c"cc_alpha", alpha)?;
     entry.u32(c"pace_armed", pipe.pace.is_armed().into())?;
     entry.u32(c"odp_wait_send", pipe.odp.stalled(Side::Send).into())?;
     entry.u32(c"odp_wait_recv", pipe.odp.stalled(Side::Recv).into())
@@ -91,10 +96,6 @@ struct SendReport {
     rnr_retry_left: u8,
     rnr_wait: bool,
     timer_fired: bool,
-    /// The reaction point's rates (0: not limited) and alpha (in 1/1024).
-    rate_kbps: u32,
-    target_kbps: u32,
-    alpha: u32,
 }
 
 /// What the responder side's lock held.

@@ -80,7 +80,7 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
         // A rate-limited QP that sent its burst waits for its pacing timer.
         let now = cc.as_ref().map(|_| now_ns());
         if let (Some(p), Some(now)) = (cc.as_ref(), now) {
-            if super::congestion::pace_wait(qp, &mut st, p, now) {
+            if super::congestion::pace_wait(qp, p, now) {
                 break;
             }
         }
@@ -118,7 +118,7 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
         match packet::next_packet(qp, snap, &mut st) {
             Ok(Some(item)) => {
                 if let (Some(p), Some(now)) = (cc.as_ref(), now) {
-                    super::congestion::sent(&mut st, p, now, item.skb.len());
+                    super::congestion::sent(qp, p, now, item.skb.len());
                 }
                 out.push(item);
                 res.progressed = true;

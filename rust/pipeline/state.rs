@@ -113,6 +113,17 @@ pub(crate) const TIMER_RETRANSMIT: u32 = 0;
 /// The id of a QP's pacing timer.
 pub(crate) const TIMER_PACE: u32 = 1;
 
+/// A QP's congestion control state ([`super::congestion`]).
+#[derive(Default)]
+pub(crate) struct CcState {
+    /// The DCQCN reaction point: the rate CNPs allow.
+    pub(in crate::pipeline) rp: ReactionPoint,
+    /// Spaces the packets of a rate-limited QP.
+    pub(in crate::pipeline) pacer: Pacer,
+    /// The notification point: when the last CNP went to the peer.
+    pub(in crate::pipeline) cnp_gate: CnpGate,
+}
+
 /// The pipeline part of a QP, pinned in the QP: the inbox, the timer and the work items are
 /// embedded; the sender's and the receiver's state (larger) are boxes of their own. The socket
 /// that owns the QP's packets in the network stack is opened only for a QP that may send to
@@ -130,6 +141,10 @@ pub(crate) struct QpPipe {
     /// Wakes a rate-limited QP for its next burst ([`super::congestion`]).
     #[pin]
     pub(in crate::pipeline) pace: RefHrTimer<Qp<RrxeDevice>>,
+    /// The QP's congestion control state, for all it sends (requests and responses). A leaf
+    /// lock: taken under the send or the receive lock, never the other way.
+    #[pin]
+    pub(in crate::pipeline) cc: SpinLockIrq<CcState>,
     /// Runs the QP's work soon (from the BH workqueue), for callers that may not send
     /// (interrupts disabled) and for runs that used up their budget.
     #[pin]
@@ -220,8 +235,6 @@ impl QpPipe {
             asked_again: None,
             read_resumed_at: None,
             open: false,
-            rp: ReactionPoint::default(),
-            pacer: Pacer::default(),
         };
         let recv = RecvState {
             epsn: Psn::new(0),
@@ -239,7 +252,6 @@ impl QpPipe {
             direct_recv: None,
             held: KVec::new(),
             open: false,
-            cnp_gate: CnpGate::default(),
         };
         let send = KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?;
         let recv = KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL_ACCOUNT)?;
@@ -255,6 +267,7 @@ impl QpPipe {
             recv,
             timer <- RefTimer::new(TIMER_RETRANSMIT),
             pace <- RefHrTimer::new(TIMER_PACE),
+            cc <- new_spinlock_irq!(CcState::default(), "rrxe_cc"),
             kicker <- RefWork::new(),
             home: kernel_ext::nth_online_cpu(NEXT_HOME.fetch_add(1, Relaxed)),
             ack_only: Atomic::new(false),
@@ -356,6 +369,9 @@ impl QpPipe {
             let mut s = self.send.lock();
             s.start_at(Psn::new(a.sq_psn));
             s.open = true;
+            drop(s);
+            // A new connection starts at full rate.
+            *self.cc.lock() = CcState::default();
         }
         {
             let mut s = self.send.lock();

@@ -7,6 +7,7 @@
 
 use super::{
     super::{
+        congestion,
         odp::{
             self,
             Access,
@@ -28,6 +29,7 @@ use crate::{
         self,
         Qp, //
     },
+    kernel_ext::now_ns,
     mm::Fill,
     proto::{
         hdr::{
@@ -160,6 +162,7 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
     if !qp.pipe().reply_may_be_due() {
         return false;
     }
+    let cc = congestion::run_params(qp, snap);
     let mut st = qp.pipe().recv.lock();
     while !out.is_full() {
         let msn = st.msn;
@@ -177,6 +180,13 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
         if r.sent >= r.npkts {
             st.read = None;
             return false;
+        }
+        // A rate-limited QP's responses keep to its rate too: the READ waits for the timer.
+        let now = cc.as_ref().map(|_| now_ns());
+        if let (Some(p), Some(now)) = (cc.as_ref(), now) {
+            if congestion::pace_wait(qp, p, now) {
+                return true;
+            }
         }
         let mtu = snap.mtu;
         let off = r.sent.saturating_mul(mtu);
@@ -214,7 +224,12 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
                 })
             });
         match item {
-            Ok(item) => out.push(item),
+            Ok(item) => {
+                if let (Some(p), Some(now)) = (cc.as_ref(), now) {
+                    congestion::sent(qp, p, now, item.skb.len());
+                }
+                out.push(item)
+            }
             Err(e) if e == EAGAIN => {
                 // A page is being faulted in: this response is built again when it is in.
                 // No received packet waits for it.

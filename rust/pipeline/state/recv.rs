@@ -5,7 +5,6 @@
 //! duplicate READs and atomics again.
 
 use crate::proto::{
-    dcqcn::CnpGate,
     opcode::Opcode,
     psn::Psn,
     seq::ReackPsn,
@@ -145,8 +144,6 @@ pub(crate) struct RecvState {
     /// receive queue (or the QP's share of an SRQ) is flushed, so no WQE is taken after
     /// the flush or after `IB_EVENT_QP_LAST_WQE_REACHED` ([`super::QpPipe::transition`]).
     pub(in crate::pipeline) open: bool,
-    /// The notification point: when the last CNP went to the peer.
-    pub(in crate::pipeline) cnp_gate: CnpGate,
 }
 
 /// A receive WQE taken from the receive queue (or SRQ).

@@ -10,10 +10,6 @@ use super::super::sinks::{
 };
 use crate::proto::{
     cqe::WcStatus,
-    dcqcn::{
-        Pacer,
-        ReactionPoint, //
-    },
     psn::{
         cmp_psn,
         Psn, //
@@ -170,10 +166,6 @@ pub(crate) struct SendState {
     /// flushed, so a pass that took its snapshot earlier starts, answers and completes
     /// nothing after the flush ([`super::QpPipe::transition`]).
     pub(in crate::pipeline) open: bool,
-    /// The DCQCN reaction point: the rate CNPs allow ([`crate::pipeline::congestion`]).
-    pub(in crate::pipeline) rp: ReactionPoint,
-    /// Spaces the packets of a rate-limited QP.
-    pub(in crate::pipeline) pacer: Pacer,
 }
 
 impl SendState {
@@ -183,9 +175,6 @@ impl SendState {
         self.comp_psn = psn;
         self.sent_to = psn;
         self.acked_ahead = None;
-        // A new connection starts at full rate.
-        self.rp = ReactionPoint::default();
-        self.pacer = Pacer::default();
     }
 
     /// Moves past `n` PSNs just sent.
