@@ -35,9 +35,9 @@ done
 # EST_DEFAULT.
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
 	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_attack uverbs_fuzz verbs_ops \
-	pingpong udp_sport congestion rdma_cm perftest netns hostile_packets packet_fuzz nvmeof \
-	nfs_rdma smb_direct multicast kverbs busy_rmmod teardown_races pyverbs pma_counters mad \
-	link_type_rxe odp odp_stall"
+	pingpong udp_sport congestion bottleneck rdma_cm perftest netns hostile_packets packet_fuzz \
+	nvmeof nfs_rdma smb_direct multicast kverbs busy_rmmod teardown_races pyverbs pma_counters \
+	mad link_type_rxe odp odp_stall"
 # By value: kernel consumers (lockdep over the completion context; NFS over RDMA, a real ULP
 # across the veth, whose fio verification failed once on the debug kernel; NVMe-oF, FRWR and
 # SEND with invalidate from both kernel ULPs), teardown under traffic, on-demand paging,
