@@ -16,6 +16,8 @@
 pub(crate) mod abi;
 #[path = "proto/attr_mask.rs"]
 pub(crate) mod attr_mask;
+#[path = "proto/cc_params.rs"]
+pub(crate) mod cc_params;
 #[path = "proto/cnp.rs"]
 pub(crate) mod cnp;
 #[path = "proto/cqe.rs"]

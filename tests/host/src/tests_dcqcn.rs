@@ -4,14 +4,16 @@
 //! checked against the algorithm's formulas computed here in floating point, the CNP gate and
 //! the pacer's rate.
 
-use crate::proto::dcqcn::{
-    CcParam,
-    CcParams,
-    CnpGate,
-    Pacer,
-    ReactionPoint,
-    LINE_KBPS,
-    PACE_BURST_NS, //
+use crate::proto::{
+    cc_params::LINE_KBPS,
+    dcqcn::{
+        CcParam,
+        CcParams,
+        CnpGate,
+        Pacer,
+        ReactionPoint,
+        PACE_BURST_NS, //
+    },
 };
 
 const US: u64 = 1_000;
