@@ -18,6 +18,9 @@
 RNS=rrbnr DNS=rrbnd
 SIF=vbs0 SRIF=vbs1 DRIF=vbd1 DIF=vbd0
 SRV=10.91.2.1 SRT=10.91.2.2 CLI=10.91.1.1 CRT=10.91.1.2
+# perftest's TCP exchange goes around the bottleneck, on a veth of its own (MIF): a full queue
+# drops TCP, which is not ECN-capable, and a probe that cannot connect measures nothing.
+MIF=vbm0 MSRV=10.91.3.2 MCLI=10.91.3.1
 SD=${DEV}s CD=${DEV}c
 MBIT=${BNECK_MBIT:-60} SECS=${BNECK_SECONDS:-5} FLOWS=${BNECK_FLOWS:-"1 2"}
 LAT_ITERS=${BNECK_LAT_ITERS:-300} QDISC=${BNECK_QDISC:-red}
@@ -32,6 +35,7 @@ teardown() {
 	ip netns del $DNS 2>/dev/null
 	ip netns del $RNS 2>/dev/null
 	ip link del $SIF 2>/dev/null
+	ip link del $MIF 2>/dev/null
 	cleanup_driver
 }
 trap teardown EXIT
@@ -41,6 +45,7 @@ mkdir -p $OUT
 ip netns del $DNS 2>/dev/null
 ip netns del $RNS 2>/dev/null
 ip link del $SIF 2>/dev/null
+ip link del $MIF 2>/dev/null
 # Client (senders) in the initial namespace, the router and the server (receiver) in theirs.
 check "namespaces" ip netns add $RNS
 ip netns add $DNS
@@ -58,7 +63,21 @@ ip -n $DNS addr add $SRV/24 dev $DIF
 ip -n $DNS link set $DIF up
 ip -n $DNS link set lo up
 ip route add $SRV/32 via $CRT
+check "veth around the bottleneck" ip link add $MIF type veth peer name vbm1 netns $DNS
+ip addr add $MCLI/24 dev $MIF
+ip link set $MIF up
+ip -n $DNS addr add $MSRV/24 dev vbm1
+ip -n $DNS link set vbm1 up
 ip -n $DNS route add default via $SRT
+# The router and the server know each other's MAC for good: the neighbour probes would queue
+# behind the RoCE packets and the queue drops them (ARP is not ECN-capable); with the entry
+# FAILED, the router drops everything for the server until the queue drains.
+smac=$(ip -n $DNS -br link show $DIF | awk '{print $3}')
+rmac=$(ip -n $RNS -br link show $DRIF | awk '{print $3}')
+check "the server's MAC on the router" ip -n $RNS neigh replace $SRV lladdr "$smac" dev $DRIF \
+	nud permanent
+check "the router's MAC on the server" ip -n $DNS neigh replace $SRT lladdr "$rmac" dev $DIF \
+	nud permanent
 # The bottleneck: rate limit, then one CoDel queue that marks ECT packets and drops the others.
 check "htb on the router" ip netns exec $RNS tc qdisc add dev $DRIF root handle 1: htb default 1
 check "htb class ${MBIT} Mbit/s" ip netns exec $RNS tc class add dev $DRIF parent 1: classid 1:1 \
@@ -113,12 +132,12 @@ flows() {
 	wait_for 15 bash -c "ip netns exec $DNS ss -ltn | grep -q ':$((port + 2)) '" ||
 		diag "latency probe: server not listening"
 	timeout $((SECS + 60)) ib_write_bw -d "$CD" -x "$cidx" -p $((port + 1)) -F --report_gbits \
-		-s 65536 -q "$n" -D "$SECS" $SRV >"$OUT/$mode$n.cli" 2>&1 &
+		-s 65536 -q "$n" -D "$SECS" $MSRV >"$OUT/$mode$n.cli" 2>&1 &
 	pids+=($!)
 	# The probe starts once the flows have filled the queue.
 	sleep 1
 	timeout $((SECS + 60)) ib_write_lat -d "$CD" -x "$cidx" -p $((port + 2)) -F -s 64 \
-		-n "$LAT_ITERS" $SRV >"$OUT/$mode$n.lcli" 2>&1 &
+		-n "$LAT_ITERS" $MSRV >"$OUT/$mode$n.lcli" 2>&1 &
 	pids+=($!)
 	wait "${pids[@]}"
 	wait "${srvs[@]}" 2>/dev/null
