@@ -12,12 +12,8 @@
 //!   [`sent`]) and wait for the rest on the QP's high-resolution timer.
 
 use super::{
-    drop_packet,
-    recv,
-    responder::GRH_LEN,
     state::Snapshot,
     xmit,
-    DropReason,
     Outbox,
     TxItem, //
 };
@@ -27,11 +23,7 @@ use crate::{
     ib::Qp,
     kernel_ext::now_ns,
     proto::{
-        dcqcn::{
-            CcParam,
-            CcParams, //
-        },
-        hdr::Bth,
+        dcqcn::CcParam,
         qp_state::{
             QpState,
             QpType, //
@@ -74,48 +66,31 @@ pub(super) fn ce_arrived(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox)
     dev.count(Counter::NpCnpSent);
 }
 
-/// A CNP (`bth`) arrived for the QP (`grh`: its IP header). From the connection's peer, it drives the
-/// QP's reaction point when the device's are on; else it is ignored (and counted). One from
-/// another address is a counted drop, as any packet of a connection from elsewhere.
-/// `false` when it was dropped.
-pub(super) fn cnp_arrived(
-    qp: &Qp<RrxeDevice>,
-    snap: &Snapshot,
-    grh: &[u8; GRH_LEN],
-    bth: &Bth,
-) -> bool {
+/// A CNP from the connection's peer (the receive pass checked the addresses) arrived for the
+/// QP: it drives the QP's reaction point when the device's are on; else it is ignored (and
+/// counted).
+pub(super) fn cnp_arrived(qp: &Qp<RrxeDevice>, snap: &Snapshot) {
     let dev = qp.device();
-    if matches!(snap.qp_type, QpType::Rc | QpType::Uc)
-        && (recv::source_gid(grh) != snap.av.dgid || recv::dest_gid(grh) != snap.av.sgid)
-    {
-        drop_packet(dev, DropReason::AddressMismatch, Some(bth));
-        return false;
-    }
     if !snap.congestion || !connected(snap) {
         dev.count(Counter::RpCnpIgnored);
-        return true;
+        return;
     }
     let p = dev.cc_params();
     qp.pipe().cc.lock().rp.on_cnp(&p, now_ns());
     dev.count(Counter::RpCnpHandled);
-    true
-}
-
-/// The settings a requester run paces by: `None` for a QP that does not react to congestion.
-pub(super) fn run_params(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> Option<CcParams> {
-    snap.congestion.then(|| qp.device().cc_params())
 }
 
 /// Whether the QP must wait before its next packet (it is rate-limited and sent its burst):
 /// then the pacing timer is armed for when it may go on, and the wait counted. Under the send
-/// or the receive lock (the QP's requester or responder).
-pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, p: &CcParams, now: u64) -> bool {
+/// or the receive lock (the QP's requester or responder). The device's settings are read only
+/// for a limited QP: an unlimited one pays the lock and nothing else.
+pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, now: u64) -> bool {
     let wait = {
         let mut cc = qp.pipe().cc.lock();
         if cc.rp.rate_kbps().is_none() {
             return false;
         }
-        cc.rp.advance(p, now);
+        cc.rp.advance(&qp.device().cc_params(), now);
         if cc.rp.rate_kbps().is_none() {
             return false;
         }
@@ -129,12 +104,16 @@ pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, p: &CcParams, now: u64) -> bool {
     true
 }
 
-/// The QP sent a packet of `bytes` at `now`: the reaction point's byte counter and rate
-/// measurement, and the pacer's next departure.
-pub(super) fn sent(qp: &Qp<RrxeDevice>, p: &CcParams, now: u64, bytes: usize) {
+/// The QP sent a packet of `bytes` at `now`: the rate measurement, and for a limited QP the
+/// reaction point's byte counter and the pacer's next departure.
+pub(super) fn sent(qp: &Qp<RrxeDevice>, now: u64, bytes: usize) {
     let bytes = bytes as u64;
     let mut cc = qp.pipe().cc.lock();
-    cc.rp.on_sent(p, now, bytes);
+    if cc.rp.rate_kbps().is_none() {
+        cc.rp.measure(now, bytes);
+        return;
+    }
+    cc.rp.on_sent(&qp.device().cc_params(), now, bytes);
     if let Some(kbps) = cc.rp.rate_kbps() {
         cc.pacer.sent(now, bytes, kbps);
     }

@@ -134,18 +134,28 @@ impl Handled {
     };
 }
 
+/// Whether a packet (its GRH area `grh`) of a connected QP comes from elsewhere than the QP's
+/// peer: a connected QP talks to one peer (rxe's `check_addr`), so its packets must come from
+/// the address of the QP's address vector, to the QP's own.
+fn from_elsewhere(snap: &Snapshot, grh: &[u8; responder::GRH_LEN]) -> bool {
+    matches!(snap.qp_type, QpType::Rc | QpType::Uc)
+        && (recv::source_gid(grh) != snap.av.dgid || recv::dest_gid(grh) != snap.av.sgid)
+}
+
 /// Handles one received packet.
 fn handle(qp: &Qp<RrxeDevice>, snap: &Snapshot, skb: &mut SkBuff, out: &mut Outbox) -> Handled {
     let mut grh = [0u8; responder::GRH_LEN];
     grh.copy_from_slice(&skb.cb()[..responder::GRH_LEN]);
     let data = skb.data();
-    if let Ok(bth) = Bth::parse(data) {
-        if cnp::is_cnp(data, &bth) {
-            let handled = congestion::cnp_arrived(qp, snap, &grh, &bth);
-            return Handled {
-                fatal: false,
-                dropped: !handled,
-            };
+    // The opcode byte first: no other packet's BTH is parsed twice.
+    if data.first() == Some(&cnp::CNP_OPCODE.0) {
+        if let Some(bth) = Bth::parse(data).ok().filter(|b| cnp::is_cnp(data, b)) {
+            if from_elsewhere(snap, &grh) {
+                drop_packet(qp.device(), DropReason::AddressMismatch, Some(&bth));
+                return Handled::DROPPED;
+            }
+            congestion::cnp_arrived(qp, snap);
+            return Handled::default();
         }
     }
     let Ok(h) = packet::parse_headers(data) else {
@@ -157,11 +167,7 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &Snapshot, skb: &mut SkBuff, out: &mut Outb
         drop_packet(qp.device(), DropReason::Malformed, Some(&bth));
         return Handled::DROPPED;
     };
-    // A connected QP talks to one peer (rxe's `check_addr`): the packet must come from the
-    // address of the QP's address vector, to the QP's own.
-    if matches!(snap.qp_type, QpType::Rc | QpType::Uc)
-        && (recv::source_gid(&grh) != snap.av.dgid || recv::dest_gid(&grh) != snap.av.sgid)
-    {
+    if from_elsewhere(snap, &grh) {
         drop_packet(qp.device(), DropReason::AddressMismatch, Some(&bth));
         return Handled::DROPPED;
     }

@@ -75,14 +75,11 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
     if !st.open {
         return res;
     }
-    let cc = super::congestion::run_params(qp, snap);
     while !out.is_full() && st.wait == SendWait::None {
         // A rate-limited QP that sent its burst waits for its pacing timer.
-        let now = cc.as_ref().map(|_| now_ns());
-        if let (Some(p), Some(now)) = (cc.as_ref(), now) {
-            if super::congestion::pace_wait(qp, p, now) {
-                break;
-            }
+        let now = snap.congestion.then(now_ns);
+        if now.is_some_and(|now| super::congestion::pace_wait(qp, now)) {
+            break;
         }
         if st.cur.is_none() {
             if snap.state == QpState::Sqd {
@@ -117,8 +114,8 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
         }
         match packet::next_packet(qp, snap, &mut st) {
             Ok(Some(item)) => {
-                if let (Some(p), Some(now)) = (cc.as_ref(), now) {
-                    super::congestion::sent(qp, p, now, item.skb.len());
+                if let Some(now) = now {
+                    super::congestion::sent(qp, now, item.skb.len());
                 }
                 out.push(item);
                 res.progressed = true;

@@ -158,8 +158,9 @@ impl ReactionPoint {
         }
     }
 
-    /// The QP sent `bytes` at `now`: the measurement and the byte counter.
-    pub(crate) fn on_sent(&mut self, p: &CcParams, now: u64, bytes: u64) {
+    /// The QP sent `bytes` at `now`: the measurement of its sending rate only (all an unlimited
+    /// QP needs; [`Self::on_sent`] does it too).
+    pub(crate) fn measure(&mut self, now: u64, bytes: u64) {
         let el = now.saturating_sub(self.meas_ns);
         if el > 10 * MEASURE_NS {
             // Idle for long: what it sent before says nothing of now.
@@ -171,6 +172,11 @@ impl ReactionPoint {
             self.meas_bytes = 0;
         }
         self.meas_bytes = self.meas_bytes.saturating_add(bytes);
+    }
+
+    /// The QP sent `bytes` at `now`: the measurement and the byte counter.
+    pub(crate) fn on_sent(&mut self, p: &CcParams, now: u64, bytes: u64) {
+        self.measure(now, bytes);
         if !self.limited {
             return;
         }

@@ -162,7 +162,6 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
     if !qp.pipe().reply_may_be_due() {
         return false;
     }
-    let cc = congestion::run_params(qp, snap);
     let mut st = qp.pipe().recv.lock();
     while !out.is_full() {
         let msn = st.msn;
@@ -182,11 +181,9 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
             return false;
         }
         // A rate-limited QP's responses keep to its rate too: the READ waits for the timer.
-        let now = cc.as_ref().map(|_| now_ns());
-        if let (Some(p), Some(now)) = (cc.as_ref(), now) {
-            if congestion::pace_wait(qp, p, now) {
-                return true;
-            }
+        let now = snap.congestion.then(now_ns);
+        if now.is_some_and(|now| congestion::pace_wait(qp, now)) {
+            return true;
         }
         let mtu = snap.mtu;
         let off = r.sent.saturating_mul(mtu);
@@ -225,8 +222,8 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
             });
         match item {
             Ok(item) => {
-                if let (Some(p), Some(now)) = (cc.as_ref(), now) {
-                    congestion::sent(qp, p, now, item.skb.len());
+                if let Some(now) = now {
+                    congestion::sent(qp, now, item.skb.len());
                 }
                 out.push(item)
             }
