@@ -9,16 +9,22 @@ use super::packet::{
 };
 use super::*;
 
+/// Random IPv4, IPv6 and UDP headers, filled in that order.
+fn random_headers(rng: &mut Rng) -> ([u8; IPV4_HDR_LEN], [u8; IPV6_HDR_LEN], [u8; UDP_HDR_LEN]) {
+    let mut ip4 = [0; IPV4_HDR_LEN];
+    rng.fill(&mut ip4);
+    let mut ip6 = [0; IPV6_HDR_LEN];
+    rng.fill(&mut ip6);
+    let mut udp = [0; UDP_HDR_LEN];
+    rng.fill(&mut udp);
+    (ip4, ip6, udp)
+}
+
 #[test]
 fn icrc_verification_survives_random_input() {
     let mut verified = 0u32;
     fuzz(0x1c2c_0000, 2_500, |rng, _| {
-        let mut ip4 = [0; IPV4_HDR_LEN];
-        rng.fill(&mut ip4);
-        let mut ip6 = [0; IPV6_HDR_LEN];
-        rng.fill(&mut ip6);
-        let mut udp = [0; UDP_HDR_LEN];
-        rng.fill(&mut udp);
+        let (ip4, ip6, udp) = random_headers(rng);
         let len = rng.len_upto(4200);
         let mut pkt = rng.bytes(len);
         // At times carry the right ICRC, so that both outcomes are exercised.
@@ -112,12 +118,7 @@ fn icrc_detects_every_single_bit_flip() {
 #[test]
 fn icrc_in_pieces_matches_one_shot() {
     fuzz(0x91ec_e500, 5_000, |rng, _| {
-        let mut ip4 = [0; IPV4_HDR_LEN];
-        rng.fill(&mut ip4);
-        let mut ip6 = [0; IPV6_HDR_LEN];
-        rng.fill(&mut ip6);
-        let mut udp = [0; UDP_HDR_LEN];
-        rng.fill(&mut udp);
+        let (ip4, ip6, udp) = random_headers(rng);
         let len = rng.len_upto(600);
         let transport = rng.bytes(len);
         // Random cut points, duplicates (empty pieces) included, often around BTH byte 4.
