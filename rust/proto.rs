@@ -44,6 +44,8 @@ pub(crate) mod psn;
 pub(crate) mod qp_attr;
 #[path = "proto/qp_state.rs"]
 pub(crate) mod qp_state;
+#[path = "proto/rate.rs"]
+pub(crate) mod rate;
 #[path = "proto/retry.rs"]
 pub(crate) mod retry;
 #[path = "proto/ring.rs"]

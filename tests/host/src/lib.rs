@@ -48,6 +48,8 @@ mod tests_qp_attr;
 #[cfg(test)]
 mod tests_qp_state;
 #[cfg(test)]
+mod tests_rate;
+#[cfg(test)]
 mod tests_ring;
 #[cfg(test)]
 mod tests_seq;
