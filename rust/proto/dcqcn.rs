@@ -302,25 +302,46 @@ impl CnpGate {
 /// Paces a rate-limited QP's packets: each one moves the earliest departure of the next by
 /// its length at the rate; a pass sends while that is at most [`PACE_BURST_NS`] ahead, so
 /// packets leave in bursts of that length, and waits for the rest.
+///
+/// A wait ends late (a timer's latency, the pass's scheduling: a millisecond in a TCG guest):
+/// the packets that follow it keep their schedule, and go at once until the pacer caught up
+/// with the clock, for at most [`PACE_CATCHUP_NS`] of lateness, so the rate holds whatever the
+/// timers' latency. A QP that had nothing to send (no wait) gets no credit for its idle time
+/// beyond one burst.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Pacer {
     /// The earliest departure of the next packet.
     next_ns: u64,
+    /// The QP waits for its departure (the last [`Pacer::wait_ns`] said so and nothing was
+    /// sent since).
+    waiting: bool,
 }
 
 /// How far ahead of the clock a pass may send.
 pub(crate) const PACE_BURST_NS: u64 = 20_000;
 
+/// How much of a wait's lateness the packets after it make up.
+pub(crate) const PACE_CATCHUP_NS: u64 = 4_000_000;
+
 impl Pacer {
     /// How long to wait from `now` before sending more, `None` to send now.
-    pub(crate) fn wait_ns(&self, now: u64) -> Option<u64> {
-        (self.next_ns > now + PACE_BURST_NS).then(|| self.next_ns - now)
+    pub(crate) fn wait_ns(&mut self, now: u64) -> Option<u64> {
+        let wait = (self.next_ns > now + PACE_BURST_NS).then(|| self.next_ns - now);
+        self.waiting |= wait.is_some();
+        wait
     }
 
     /// A packet of `bytes` left at `now` at `kbps`.
     pub(crate) fn sent(&mut self, now: u64, bytes: u64, kbps: u32) {
-        let start = self.next_ns.max(now);
+        let from = if self.waiting {
+            now.saturating_sub(PACE_CATCHUP_NS)
+        } else {
+            now
+        };
+        let start = self.next_ns.max(from);
         let ns = bytes.saturating_mul(8_000_000) / u64::from(kbps.max(1));
         self.next_ns = start.saturating_add(ns);
+        // Behind after a late wait until the schedule is ahead of the clock again.
+        self.waiting = self.waiting && self.next_ns < now;
     }
 }

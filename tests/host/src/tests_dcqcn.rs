@@ -12,7 +12,8 @@ use crate::proto::{
         CnpGate,
         Pacer,
         ReactionPoint,
-        PACE_BURST_NS, //
+        PACE_BURST_NS,
+        PACE_CATCHUP_NS, //
     },
 };
 
@@ -296,6 +297,44 @@ fn the_pacer_keeps_the_rate() {
         let want = f64::from(kbps) / 10.0;
         assert!((got - want).abs() / want < 0.02, "{kbps}: {got} vs {want}");
     }
+}
+
+#[test]
+fn late_wakes_do_not_slow_the_pacer() {
+    for (kbps, late) in [(4_000u32, 1_500 * US), (8_000, 150 * US), (200_000, 3 * MS)] {
+        let mut pacer = Pacer::default();
+        let mut now = 0u64;
+        let mut sent = 0u64;
+        // 1040-byte packets for a second; every wait ends `late` after it should.
+        while now < 1000 * MS {
+            match pacer.wait_ns(now) {
+                Some(w) => now += w + late,
+                None => {
+                    pacer.sent(now, 1040, kbps);
+                    sent += 1040;
+                }
+            }
+        }
+        let got = sent as f64 * 8.0 / 1000.0;
+        let want = f64::from(kbps);
+        assert!((got - want).abs() / want < 0.02, "{kbps} late {late}: {got} vs {want}");
+    }
+}
+
+#[test]
+fn lateness_is_made_up_only_to_a_bound() {
+    let mut pacer = Pacer::default();
+    pacer.sent(0, 1000, 1000);
+    let w = pacer.wait_ns(0).unwrap();
+    // The wait ends a second late: only PACE_CATCHUP_NS of it is made up at once.
+    let now = w + 1000 * MS;
+    let mut n = 0u64;
+    while pacer.wait_ns(now).is_none() {
+        pacer.sent(now, 1000, 1_000_000);
+        n += 1;
+    }
+    // 8 us per packet at 1 Gb/s: the catch-up and one burst.
+    assert_eq!(n, (PACE_CATCHUP_NS + PACE_BURST_NS) / (8 * US) + 1);
 }
 
 #[test]
