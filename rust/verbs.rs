@@ -278,7 +278,7 @@ impl ib::DeviceOps for RrxeDevice {
     }
 
     fn fill_res_qp(qp: &Qp<Self>, entry: &mut ResEntry) -> Result {
-        crate::pipeline::report(qp, entry)
+        crate::pipeline::report(qp, &RrxeQp::snapshot(qp), entry)
     }
 
     fn attach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result {

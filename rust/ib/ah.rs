@@ -40,6 +40,9 @@ pub(crate) struct AddressVector {
     pub(crate) traffic_class: u8,
     /// Service level.
     pub(crate) sl: u8,
+    /// The static rate, a raw `enum ib_rate` code as the user gave it
+    /// ([`crate::proto::rate`]).
+    pub(crate) static_rate: u8,
     /// Destination MAC, resolved by the core.
     pub(crate) dmac: [u8; 6],
     /// IPv4 or IPv6, from the source GID.
@@ -67,6 +70,7 @@ impl AddressVector {
             hop_limit: grh.hop_limit,
             traffic_class: grh.traffic_class,
             sl: c.sl,
+            static_rate: c.static_rate,
             // SAFETY: RoCE attributes use the `roce` member.
             dmac: unsafe { c.__bindgen_anon_1.roce.dmac },
             network: if v4_mapped {
@@ -82,6 +86,7 @@ impl AddressVector {
         c.ah_flags = bindings::ib_ah_flags_IB_AH_GRH as u8;
         c.port_num = port;
         c.sl = self.sl;
+        c.static_rate = self.static_rate;
         c.grh.dgid.raw = self.dgid;
         c.grh.flow_label = self.flow_label;
         c.grh.sgid_index = self.sgid_index;

@@ -171,6 +171,8 @@ pub(crate) struct QpAttr {
     pub(crate) rnr_retry: u8,
     /// SQ drain in progress (query only).
     pub(crate) sq_draining: bool,
+    /// The send rate limit in kbit/s (`IB_QP_RATE_LIMIT`), 0 for none.
+    pub(crate) rate_limit: u32,
 }
 
 impl QpAttr {
@@ -233,6 +235,9 @@ impl QpAttr {
         if has(QpAttrFlag::RnrRetry) {
             a.rnr_retry = c.rnr_retry;
         }
+        if has(QpAttrFlag::RateLimit) {
+            a.rate_limit = c.rate_limit;
+        }
         Ok(a)
     }
 
@@ -287,6 +292,9 @@ impl QpAttr {
         if has(QpAttrFlag::RnrRetry) {
             self.rnr_retry = a.rnr_retry;
         }
+        if has(QpAttrFlag::RateLimit) {
+            self.rate_limit = a.rate_limit;
+        }
     }
 
     /// Writes a full query result.
@@ -312,6 +320,7 @@ impl QpAttr {
         c.timeout = self.timeout;
         c.retry_cnt = self.retry_cnt;
         c.rnr_retry = self.rnr_retry;
+        c.rate_limit = self.rate_limit;
     }
 }
 

@@ -28,6 +28,7 @@ use crate::{
             QpState,
             QpType, //
         },
+        rate,
     },
     sync::ObjRef,
 };
@@ -80,18 +81,18 @@ pub(super) fn cnp_arrived(qp: &Qp<RrxeDevice>, snap: &Snapshot) {
     dev.count(Counter::RpCnpHandled);
 }
 
-/// Whether the QP must wait before its next packet (it is rate-limited and sent its burst):
-/// then the pacing timer is armed for when it may go on, and the wait counted. Under the send
-/// or the receive lock (the QP's requester or responder). The device's settings are read only
-/// for a limited QP: an unlimited one pays the lock and nothing else.
-pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, now: u64) -> bool {
+/// Whether the QP must wait before its next packet (it is rate-limited, by DCQCN or by its
+/// user, and sent its burst): then the pacing timer is armed for when it may go on, and the
+/// wait counted. Under the send or the receive lock (the QP's requester or responder). The
+/// device's settings are read only while DCQCN limits the QP: an unlimited one pays the lock
+/// and nothing else.
+pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, snap: &Snapshot, now: u64) -> bool {
     let wait = {
         let mut cc = qp.pipe().cc.lock();
-        if cc.rp.rate_kbps().is_none() {
-            return false;
+        if cc.rp.rate_kbps().is_some() {
+            cc.rp.advance(&qp.device().cc_params(), now);
         }
-        cc.rp.advance(&qp.device().cc_params(), now);
-        if cc.rp.rate_kbps().is_none() {
+        if rate::pace_kbps(cc.rp.rate_kbps(), snap.limit).is_none() {
             return false;
         }
         cc.pacer.wait_ns(now)
@@ -104,17 +105,17 @@ pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, now: u64) -> bool {
     true
 }
 
-/// The QP sent a packet of `bytes` at `now`: the rate measurement, and for a limited QP the
-/// reaction point's byte counter and the pacer's next departure.
-pub(super) fn sent(qp: &Qp<RrxeDevice>, now: u64, bytes: usize) {
+/// The QP sent a packet of `bytes` at `now`: the rate measurement (or the reaction point's
+/// byte counter while DCQCN limits the QP), and for a limited QP the pacer's next departure.
+pub(super) fn sent(qp: &Qp<RrxeDevice>, snap: &Snapshot, now: u64, bytes: usize) {
     let bytes = bytes as u64;
     let mut cc = qp.pipe().cc.lock();
     if cc.rp.rate_kbps().is_none() {
         cc.rp.measure(now, bytes);
-        return;
+    } else {
+        cc.rp.on_sent(&qp.device().cc_params(), now, bytes);
     }
-    cc.rp.on_sent(&qp.device().cc_params(), now, bytes);
-    if let Some(kbps) = cc.rp.rate_kbps() {
+    if let Some(kbps) = rate::pace_kbps(cc.rp.rate_kbps(), snap.limit) {
         cc.pacer.sent(now, bytes, kbps);
     }
 }

@@ -219,6 +219,7 @@ pub(crate) fn try_message(
     let dsnap = RrxeQp::snapshot(&dest);
     if dsnap.qp_type != snap.qp_type
         || dsnap.dest_qpn != snap.qpn
+        || dsnap.limit.is_some()
         || !matches!(dsnap.state, QpState::Rtr | QpState::Rts | QpState::Sqd)
     {
         return None;
@@ -266,7 +267,9 @@ pub(crate) fn try_message(
 /// [`MAX_DIRECT_LEN`] bytes, not inline, not resumed mid-message by a retransmission, with
 /// everything sent before it finished (nothing may be overtaken).
 fn eligible(snap: &Snapshot, st: &mut SendState) -> Option<SendWqe> {
-    if !matches!(snap.qp_type, QpType::Rc | QpType::Uc) || st.count == 0 {
+    // A QP its user limits sends packets, each one through its pacer. (DCQCN has nothing to
+    // do between QPs of one device: no queue on the way marks their packets.)
+    if !matches!(snap.qp_type, QpType::Rc | QpType::Uc) || st.count == 0 || snap.limit.is_some() {
         return None;
     }
     let last = st.count - 1;

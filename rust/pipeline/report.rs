@@ -8,7 +8,10 @@
 
 use super::{
     odp::Side,
-    state::SendWait, //
+    state::{
+        SendWait,
+        Snapshot, //
+    },
 };
 use crate::{
     device::RrxeDevice,
@@ -16,11 +19,13 @@ use crate::{
         Qp,
         ResEntry, //
     },
+    proto::rate::Kbps,
 };
 use kernel::prelude::*;
 
-/// Adds the requester's, the responder's and the engine's state of `qp` to `entry`.
-pub(crate) fn report(qp: &Qp<RrxeDevice>, entry: &mut ResEntry) -> Result {
+/// Adds the requester's, the responder's and the engine's state of `qp` (whose attributes are
+/// `snap`) to `entry`.
+pub(crate) fn report(qp: &Qp<RrxeDevice>, snap: &Snapshot, entry: &mut ResEntry) -> Result {
     let pipe = qp.pipe();
     let send = {
         let st = pipe.send.lock();
@@ -44,6 +49,7 @@ pub(crate) fn report(qp: &Qp<RrxeDevice>, entry: &mut ResEntry) -> Result {
             cc.rp.alpha(),
         )
     };
+    let limit_kbps = snap.limit.map_or(0, Kbps::get);
     let recv = {
         let st = pipe.recv.lock();
         RecvReport {
@@ -80,6 +86,7 @@ pub(crate) fn report(qp: &Qp<RrxeDevice>, entry: &mut ResEntry) -> Result {
     entry.u32(c"cc_rate_kbps", rate_kbps)?;
     entry.u32(c"cc_target_kbps", target_kbps)?;
     entry.u32(c"cc_alpha", alpha)?;
+    entry.u32(c"rate_limit_kbps", limit_kbps)?;
     entry.u32(c"pace_armed", pipe.pace.is_armed().into())?;
     entry.u32(c"odp_wait_send", pipe.odp.stalled(Side::Send).into())?;
     entry.u32(c"odp_wait_recv", pipe.odp.stalled(Side::Recv).into())

@@ -77,8 +77,8 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
     }
     while !out.is_full() && st.wait == SendWait::None {
         // A rate-limited QP that sent its burst waits for its pacing timer.
-        let now = snap.congestion.then(now_ns);
-        if now.is_some_and(|now| super::congestion::pace_wait(qp, now)) {
+        let now = snap.paced().then(now_ns);
+        if now.is_some_and(|now| super::congestion::pace_wait(qp, snap, now)) {
             break;
         }
         if st.cur.is_none() {
@@ -112,10 +112,10 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
                 }
             }
         }
-        match packet::next_packet(qp, snap, &mut st) {
+        match packet::next_packet(qp, snap, &mut st, now) {
             Ok(Some(item)) => {
                 if let Some(now) = now {
-                    super::congestion::sent(qp, now, item.skb.len());
+                    super::congestion::sent(qp, snap, now, item.skb.len());
                 }
                 out.push(item);
                 res.progressed = true;

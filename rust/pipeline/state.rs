@@ -105,6 +105,16 @@ pub(crate) struct Snapshot {
     /// The QP reacts to congestion: a connected QP of a device whose reaction points are on
     /// (`rp_enable`); its packets are ECN-capable (`av.traffic_class` says so).
     pub(crate) congestion: bool,
+    /// The rate its user limits the QP to: its static rate or `IB_QP_RATE_LIMIT`.
+    pub(crate) limit: Option<crate::proto::rate::Kbps>,
+}
+
+impl Snapshot {
+    /// Whether what the QP sends goes through its pacer (congestion control or a user's
+    /// limit) and so leaves as packets, each one accounted for.
+    pub(crate) fn paced(&self) -> bool {
+        self.congestion || self.limit.is_some()
+    }
 }
 
 /// The id of a QP's retransmission timer.
@@ -231,6 +241,7 @@ impl QpPipe {
             progressed: false,
             timer_fired: false,
             since_ackreq: 0,
+            ackreq_ns: 0,
             resume: None,
             asked_again: None,
             read_resumed_at: None,

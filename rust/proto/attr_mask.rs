@@ -63,6 +63,8 @@ impl AttrMask {
     pub(crate) const RATE_LIMIT: Self = Self(1 << 25);
     /// The standard attribute bits, 0 to 20 (`IB_QP_ATTR_STANDARD_BITS`).
     pub(crate) const STANDARD_BITS: Self = Self((1 << 21) - 1);
+    /// The bits the driver implements: the standard ones and [`AttrMask::RATE_LIMIT`].
+    pub(crate) const SUPPORTED_BITS: Self = Self(Self::STANDARD_BITS.0 | Self::RATE_LIMIT.0);
 
     /// Wraps a raw attribute mask, keeping every bit.
     pub(crate) const fn from_bits(bits: u32) -> Self {
@@ -116,12 +118,13 @@ impl AttrMask {
     }
 
     /// Returns the bits the driver does not implement at all: everything outside
-    /// [`AttrMask::STANDARD_BITS`].
+    /// [`AttrMask::SUPPORTED_BITS`].
     ///
-    /// The C driver fails a Modify QP naming any of them with `EOPNOTSUPP` before it looks at the
-    /// state table, even though the table itself tolerates [`AttrMask::RATE_LIMIT`].
+    /// A Modify QP naming any of them fails with `EOPNOTSUPP` before the state table is looked
+    /// at. C rxe also fails [`AttrMask::RATE_LIMIT`] that way; rrxe paces the QP to it
+    /// ([`super::rate`]).
     pub(crate) const fn unsupported(self) -> Self {
-        self.difference(Self::STANDARD_BITS)
+        self.difference(Self::SUPPORTED_BITS)
     }
 }
 

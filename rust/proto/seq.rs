@@ -422,3 +422,14 @@ pub(crate) fn classify_ack(aeth: Aeth, psn: Outstanding) -> AckDecision {
 pub(crate) const fn ack_due(pkts_since_ack: u32, ack_req: bool, max_pkts_per_ack: u32) -> bool {
     ack_req || pkts_since_ack >= max_pkts_per_ack
 }
+
+/// Whether a paced requester (rate-limited: it may take longer than its local ACK timeout to
+/// send [`MAX_PKT_PER_ACK`] packets) sets AckReq by time: when a quarter of the timeout
+/// (`timeout_us`, `None` for none) passed since it last set it (`last_ns`), so the responder
+/// acknowledges it before the timer takes the silence for a loss.
+pub(crate) const fn paced_ack_due(now_ns: u64, last_ns: u64, timeout_us: Option<u64>) -> bool {
+    match timeout_us {
+        Some(us) => now_ns.saturating_sub(last_ns) >= us.saturating_mul(1000) / 4,
+        None => false,
+    }
+}

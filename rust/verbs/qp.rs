@@ -46,6 +46,7 @@ use crate::{
             QpStateError,
             QpType, //
         },
+        rate,
         ring::{
             self,
             RingGeometry, //
@@ -422,6 +423,7 @@ impl RrxeQp {
             kernel: qp.kernel.is_some(),
             src_port: Self::src_port(qp.qp_type, qp.qpn(), a),
             congestion,
+            limit: rate::user_limit(a.av.static_rate, a.rate_limit),
         }
     }
 

@@ -54,11 +54,12 @@ use crate::{
 use kernel::prelude::*;
 
 /// Builds the next packet of the current WQE; `None` when there is none or its payload waits
-/// for a page being faulted in. An error fails the WQE.
+/// for a page being faulted in. An error fails the WQE. `now` is the time for a paced QP.
 pub(super) fn next_packet(
     qp: &Qp<RrxeDevice>,
     snap: &Snapshot,
     st: &mut SendState,
+    now: Option<u64>,
 ) -> Result<Option<TxItem>, WcStatus> {
     let Some(cur) = st.cur.as_ref() else {
         return Ok(None);
@@ -75,8 +76,11 @@ pub(super) fn next_packet(
     let last = position.ends_message();
     // Applied once the packet is built (a payload waiting for a page fault is built again).
     let since_ackreq = st.since_ackreq.saturating_add(1);
-    let ack_req =
-        snap.qp_type == QpType::Rc && seq::ack_due(since_ackreq, last, seq::MAX_PKT_PER_ACK);
+    let paced_due = now.is_some_and(|now| {
+        seq::paced_ack_due(now, st.ackreq_ns, crate::pipeline::timeout_us(snap.timeout, 0))
+    });
+    let ack_req = snap.qp_type == QpType::Rc
+        && (paced_due || seq::ack_due(since_ackreq, last, seq::MAX_PKT_PER_ACK));
     let (dest_qpn, av) = destination(qp, snap, &w)?;
     let mut h = TransportHeaders::new(Bth {
         opcode,
@@ -105,6 +109,9 @@ pub(super) fn next_packet(
         Err(_) => return Err(WcStatus::LocQpOpErr),
     };
     st.since_ackreq = if ack_req { 0 } else { since_ackreq };
+    if let (true, Some(now)) = (ack_req, now) {
+        st.ackreq_ns = now;
+    }
     if w.opcode == WrOpcode::RdmaRead && offset > 0 {
         st.read_resumed_at = Some(st.psn);
     }

@@ -181,8 +181,8 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
             return false;
         }
         // A rate-limited QP's responses keep to its rate too: the READ waits for the timer.
-        let now = snap.congestion.then(now_ns);
-        if now.is_some_and(|now| congestion::pace_wait(qp, now)) {
+        let now = snap.paced().then(now_ns);
+        if now.is_some_and(|now| congestion::pace_wait(qp, snap, now)) {
             return true;
         }
         let mtu = snap.mtu;
@@ -223,7 +223,7 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
         match item {
             Ok(item) => {
                 if let Some(now) = now {
-                    congestion::sent(qp, now, item.skb.len());
+                    congestion::sent(qp, snap, now, item.skb.len());
                 }
                 out.push(item)
             }

@@ -152,6 +152,8 @@ pub(crate) struct SendState {
     pub(in crate::pipeline) timer_fired: bool,
     /// Packets since the last AckReq.
     pub(in crate::pipeline) since_ackreq: u32,
+    /// When a paced QP last set AckReq ([`crate::proto::seq::paced_ack_due`]).
+    pub(in crate::pipeline) ackreq_ns: u64,
     /// Set by a retransmission that resumes the oldest WQE mid-message.
     pub(in crate::pipeline) resume: Option<Resume>,
     /// The `comp_psn` at which a gap in READ responses last made the completer ask again: one

@@ -11,7 +11,10 @@ use crate::proto::psn::Psn;
 use crate::proto::retry::RetryCause;
 use crate::proto::retry::RetryCounter;
 use crate::proto::retry::RetryDecision;
-use crate::proto::seq::ack_due;
+use crate::proto::seq::{
+    ack_due,
+    paced_ack_due, //
+};
 use crate::proto::seq::classify_ack;
 use crate::proto::seq::AckDecision;
 use crate::proto::seq::MAX_PKT_PER_ACK;
@@ -176,4 +179,18 @@ fn ack_coalescing() {
     assert!(ack_due(1, true, 64));
     assert!(ack_due(0, true, 64));
     assert!(ack_due(0, false, 0));
+}
+
+#[test]
+fn paced_requesters_ask_for_acks_by_time() {
+    // Timeout 67 ms (code 14, 4.096 us << 14): AckReq once 16.7 ms passed since the last.
+    let t = Some(67_108);
+    assert!(!paced_ack_due(16_000_000, 0, t));
+    assert!(paced_ack_due(16_777_000, 0, t));
+    assert!(paced_ack_due(50_000_000, 30_000_000, t));
+    assert!(!paced_ack_due(40_000_000, 30_000_000, t));
+    // No timeout (code 0): never by time.
+    assert!(!paced_ack_due(u64::MAX, 0, None));
+    // A clock behind the last AckReq (a snapshot's time taken before another pass's): not due.
+    assert!(!paced_ack_due(5, 10, t));
 }
