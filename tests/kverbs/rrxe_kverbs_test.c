@@ -5,9 +5,9 @@
  * with ib_req_notify_cq), QP state changes, receive and send posting, flush in ERR,
  * ib_drain_qp, SRQ posting, an RC transfer between two QPs (transfer.h), completion
  * handlers that never run inside the consumer's own verb calls (context.h), and the move to
- * ERR racing SENDs, READs and atomics in flight (err_race.h). Loading it runs
- * the tests on device `dev=NAME` and prints KTAP-like
- * lines and "kverbs: N passed, N failed"; the load itself always succeeds (unload after).
+ * ERR racing SENDs, READs and atomics in flight (err_race.h), and send rate limits
+ * (rate_limit.h). Loading it runs the tests on device `dev=NAME` and prints KTAP-like lines
+ * and "kverbs: N passed, N failed"; the load itself always succeeds (unload after).
  */
 #include <linux/module.h>
 #include <linux/atomic.h>
@@ -130,6 +130,7 @@ static int poll_flushes(struct ib_cq *cq, struct ib_qp *qp, enum ib_wc_opcode op
 }
 
 #include "transfer.h"
+#include "rate_limit.h"
 #include "context.h"
 #include "err_race.h"
 
@@ -270,6 +271,7 @@ static void run(struct ib_device *ibdev)
 	}
 	frwr(ibdev, pd);
 	transfer(ibdev, pd);
+	rate_limit(ibdev, pd);
 	completion_context(ibdev, pd);
 	err_race(ibdev, pd);
 	kfree(buf);

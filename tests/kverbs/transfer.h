@@ -56,8 +56,9 @@ static int roce_v2_ipv4_gid(struct ib_device *ibdev, union ib_gid *gid, u8 *mac)
 	return -1;
 }
 
-static int connect_qp(struct ib_qp *qp, u32 dest, union ib_gid *gid, int sgid_index,
-		      const u8 *mac)
+/* Connects `qp` to QP `dest` of the device (RTS), its address vector at `static_rate`. */
+static int connect_qp_at(struct ib_qp *qp, u32 dest, union ib_gid *gid, int sgid_index,
+			 const u8 *mac, u8 static_rate)
 {
 	struct ib_qp_attr a = {
 		.qp_state = IB_QPS_INIT, .port_num = 1,
@@ -81,6 +82,7 @@ static int connect_qp(struct ib_qp *qp, u32 dest, union ib_gid *gid, int sgid_in
 	rdma_ah_set_port_num(&a.ah_attr, 1);
 	rdma_ah_set_grh(&a.ah_attr, gid, 0, sgid_index, 64, 0);
 	ether_addr_copy(a.ah_attr.roce.dmac, mac);
+	a.ah_attr.static_rate = static_rate;
 	ret = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN |
 			   IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
 	if (ret)
@@ -94,6 +96,12 @@ static int connect_qp(struct ib_qp *qp, u32 dest, union ib_gid *gid, int sgid_in
 	a.max_rd_atomic = 4;
 	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
 			    IB_QP_RNR_RETRY | IB_QP_SQ_PSN | IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int connect_qp(struct ib_qp *qp, u32 dest, union ib_gid *gid, int sgid_index,
+		      const u8 *mac)
+{
+	return connect_qp_at(qp, dest, gid, sgid_index, mac, IB_RATE_PORT_CURRENT);
 }
 
 #define XFER 5000
