@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The responder's store of requests past a gap (`proto::reorder`): what it keeps, what it
+//! refuses, and that it hands back each kept packet exactly once, in its turn, across the 24-bit
+//! PSN wrap; against a plain map of PSNs.
+
+use crate::proto::{
+    psn::Psn,
+    reorder::{
+        within_reach,
+        Insert,
+        Reorder,
+        REORDER_SLOTS, //
+    },
+};
+
+fn kept(i: Insert<u32>) -> Option<u32> {
+    match i {
+        Insert::Kept(stale) => stale,
+        Insert::Refused(x) => panic!("{x} refused"),
+    }
+}
+
+fn refused(i: Insert<u32>) -> u32 {
+    match i {
+        Insert::Kept(_) => panic!("kept"),
+        Insert::Refused(x) => x,
+    }
+}
+
+#[test]
+fn reach_is_ahead_and_short() {
+    let e = Psn::new(100);
+    assert!(!within_reach(Psn::new(100), e));
+    assert!(!within_reach(Psn::new(99), e));
+    assert!(within_reach(Psn::new(101), e));
+    assert!(within_reach(Psn::new(100 + REORDER_SLOTS as u32 - 1), e));
+    assert!(!within_reach(Psn::new(100 + REORDER_SLOTS as u32), e));
+    // Across the wrap.
+    let e = Psn::new(0xff_fffe);
+    assert!(within_reach(Psn::new(0xff_ffff), e));
+    assert!(within_reach(Psn::new(3), e));
+    assert!(!within_reach(Psn::new(0xff_fff0), e));
+}
+
+#[test]
+fn kept_packets_come_back_in_their_turn() {
+    let mut r = Reorder::default();
+    let e = Psn::new(0xff_fffd);
+    // The expected PSN was lost; the three after it (across the wrap) arrive.
+    for (i, p) in [0xff_fffe, 0xff_ffff, 0].into_iter().enumerate() {
+        assert_eq!(kept(r.insert(Psn::new(p), e, i as u32)), None);
+    }
+    assert_eq!(r.len(), 3);
+    assert!(r.holds(Psn::new(0)));
+    // Its own PSN is never kept; a second copy of a kept one is refused.
+    assert_eq!(refused(r.insert(e, e, 9)), 9);
+    assert_eq!(refused(r.insert(Psn::new(0xff_ffff), e, 8)), 8);
+    // Nothing is due until the lost one is taken in order.
+    assert_eq!(r.take_due(e), None);
+    let mut e = e.next();
+    let mut got = vec![];
+    while let Some(x) = r.take_due(e) {
+        got.push(x);
+        e = e.next();
+    }
+    assert_eq!(got, [0, 1, 2]);
+    assert_eq!(e, Psn::new(1));
+    assert!(r.is_empty());
+}
+
+#[test]
+fn entries_left_behind_are_stale() {
+    let mut r = Reorder::default();
+    let e = Psn::new(10);
+    kept(r.insert(Psn::new(12), e, 12));
+    kept(r.insert(Psn::new(15), e, 15));
+    // The responder moved to 14 without taking 12 (UC-like resynchronisation, or a duplicate
+    // path): 12 is stale, 15 is not.
+    let e = Psn::new(14);
+    assert_eq!(r.take_stale(e), Some(12));
+    assert_eq!(r.take_stale(e), None);
+    assert_eq!(r.len(), 1);
+    // The one whose turn it is is due, not stale.
+    let e = Psn::new(15);
+    assert_eq!(r.take_stale(e), None);
+    assert_eq!(r.take_due(e), Some(15));
+    // A new PSN whose slot a stale entry holds pushes it out.
+    let mut r = Reorder::default();
+    kept(r.insert(Psn::new(12), Psn::new(10), 12));
+    let e = Psn::new(12 + 40);
+    assert_eq!(kept(r.insert(Psn::new(12 + REORDER_SLOTS as u32), e, 76)), Some(12));
+    assert_eq!(r.len(), 1);
+    assert_eq!(r.take_any(), Some(76));
+    assert_eq!(r.take_any(), None);
+}
+
+#[test]
+fn random_arrivals_match_a_model() {
+    // A deterministic generator: each round loses some PSNs and delivers the rest shuffled.
+    let mut seed = 0x1234_5678u64;
+    let mut rnd = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut r = Reorder::default();
+    let mut e = Psn::new(0xff_ff00);
+    for _ in 0..2000 {
+        let ahead = 1 + rnd(REORDER_SLOTS as u64 + 8) as u32;
+        let p = e.wrapping_add(ahead);
+        let before = r.len();
+        let held = r.holds(p);
+        match r.insert(p, e, p.value()) {
+            Insert::Kept(stale) => {
+                assert!((ahead as usize) < REORDER_SLOTS && !held);
+                assert_eq!(r.len(), before + 1 - usize::from(stale.is_some()));
+            }
+            Insert::Refused(_) => assert!(ahead as usize >= REORDER_SLOTS || held),
+        }
+        if rnd(4) == 0 {
+            // The lost packet arrives: everything held in sequence after it comes back, as
+            // the driver takes it (stale ones first, then the due ones).
+            e = e.next();
+            loop {
+                while let Some(x) = r.take_stale(e) {
+                    assert!(Psn::new(x).distance_from(e) >= 1 << 23);
+                }
+                let Some(x) = r.take_due(e) else {
+                    break;
+                };
+                assert_eq!(x, e.value());
+                e = e.next();
+            }
+            assert!(!r.holds(e));
+        }
+        assert!(r.len() < REORDER_SLOTS);
+    }
+}
