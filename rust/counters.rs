@@ -135,6 +135,11 @@ pub(crate) enum Counter {
     RpCnpIgnored = FIRST_DROP as isize + DROPS as isize + 7,
     /// A rate-limited QP's run stopped to wait for its next burst (`rp_pace_waits`).
     RpPaceWaits = FIRST_DROP as isize + DROPS as isize + 8,
+    /// An RC request that arrived past a gap, kept for its turn instead of dropped
+    /// (`ooo_kept`, `pipeline/responder/reorder.rs`).
+    OooKept = FIRST_DROP as isize + DROPS as isize + 9,
+    /// A kept request executed once the gap before it filled (`ooo_executed`).
+    OooExecuted = FIRST_DROP as isize + DROPS as isize + 10,
 }
 
 /// The first of the drop counters (rrxe's own, after rxe's 17), in [`DropReason`] order.
@@ -171,7 +176,7 @@ pub(crate) fn drop_index(r: DropReason) -> usize {
 const DROPS: usize = 20;
 
 /// Number of counters.
-pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 9;
+pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 11;
 
 /// The names, in index order (rxe's `rxe_counter_descs`).
 pub(crate) static DESCS: [StatDesc; COUNT] = [
@@ -221,6 +226,8 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"rp_cnp_handled"),
     StatDesc::new(c"rp_cnp_ignored"),
     StatDesc::new(c"rp_pace_waits"),
+    StatDesc::new(c"ooo_kept"),
+    StatDesc::new(c"ooo_executed"),
 ];
 
 /// A device's counter values.

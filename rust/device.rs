@@ -70,6 +70,9 @@ pub(crate) struct RrxeDevice {
     counters: Counters,
     /// Whether the GSI QP (QP1) exists.
     gsi: Arc<Atomic<bool>>,
+    /// The received packets the device's responders keep past gaps, shared by their QPs
+    /// ([`crate::pipeline::ReorderBudget`]).
+    reorder: Arc<Atomic<u32>>,
     /// QPs by number, for received packets.
     qp_table: Pin<KBox<SparseTable<ObjRef<Qp<RrxeDevice>>>>>,
     /// MRs by index (key >> 8), for the data path.
@@ -124,6 +127,7 @@ impl RrxeDevice {
             mcast: KBox::pin_init(McastTable::new(), GFP_KERNEL)?,
             counters: Counters::new(),
             gsi: Arc::new(Atomic::new(false), GFP_KERNEL)?,
+            reorder: Arc::new(Atomic::new(0), GFP_KERNEL)?,
             qp_table: KBox::pin_init(SparseTable::new(limits::MAX_QP_INDEX), GFP_KERNEL)?,
             mr_table: KBox::pin_init(SparseTable::new(limits::MAX_MR_INDEX), GFP_KERNEL)?,
             mw_table: Arc::pin_init(SparseTable::new(limits::MAX_QP_INDEX), GFP_KERNEL)?,
@@ -137,6 +141,11 @@ impl RrxeDevice {
     /// The GSI QP slot.
     pub(crate) fn gsi_claim(&self) -> &Arc<Atomic<bool>> {
         &self.gsi
+    }
+
+    /// How many received packets the device's responders keep past gaps.
+    pub(crate) fn reorder_held(&self) -> &Arc<Atomic<u32>> {
+        &self.reorder
     }
 
     /// The pool of MW indices.

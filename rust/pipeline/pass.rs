@@ -18,6 +18,7 @@ use crate::{
         cnp, ecn,
         hdr::Bth,
         packet,
+        psn::Psn,
         qp_state::{
             QpState,
             QpType, //
@@ -100,7 +101,9 @@ fn handle_inbox(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox, may_send
         if reading {
             break;
         }
-        let Some(mut skb) = qp.pipe().inbox.pop() else {
+        // A request kept past a gap whose turn has come goes before what arrived after it.
+        let next = responder::take_due(qp, snap, out).or_else(|| qp.pipe().inbox.pop());
+        let Some(mut skb) = next else {
             break;
         };
         let h = handle(qp, snap, &mut skb, out);
@@ -110,7 +113,12 @@ fn handle_inbox(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox, may_send
             break;
         }
         fatal |= h.fatal;
-        if !h.dropped {
+        if let Some(psn) = h.keep {
+            if let Err(skb) = responder::keep(qp, psn, skb) {
+                drop_packet(qp.device(), DropReason::PsnOutOfWindow, None);
+                drop(skb);
+            }
+        } else if !h.dropped {
             // Drop monitors see only the packets dropped (and counted) above.
             skb.consume();
         }
@@ -125,12 +133,15 @@ struct Handled {
     fatal: bool,
     /// The packet was dropped (and counted).
     dropped: bool,
+    /// An RC request past a gap, to be kept for its turn: its PSN.
+    keep: Option<Psn>,
 }
 
 impl Handled {
     const DROPPED: Self = Self {
         fatal: false,
         dropped: true,
+        keep: None,
     };
 }
 
@@ -176,12 +187,17 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &Snapshot, skb: &mut SkBuff, out: &mut Outb
     }
     if h.info.is_request {
         match responder::on_request(qp, snap, &h, payload, &grh, out) {
-            Ok(()) => Handled::default(),
+            Ok(responder::Received::Done) => Handled::default(),
+            Ok(responder::Received::Keep(psn)) => Handled {
+                keep: Some(psn),
+                ..Handled::default()
+            },
             Err(reason) => {
                 drop_packet(qp.device(), reason, Some(&bth));
                 Handled {
                     fatal: reason == DropReason::BadRecvWqe,
                     dropped: true,
+                    keep: None,
                 }
             }
         }
@@ -194,6 +210,7 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &Snapshot, skb: &mut SkBuff, out: &mut Outb
         Handled {
             fatal: c.fatal,
             dropped: c.dropped.is_some(),
+            keep: None,
         }
     }
 }

@@ -61,6 +61,7 @@ pub(crate) fn report(qp: &Qp<RrxeDevice>, snap: &Snapshot, entry: &mut ResEntry)
                 .read
                 .as_ref()
                 .map_or(0, |r| r.npkts.saturating_sub(r.sent)),
+            kept: super::responder::kept_packets(&st) as u32,
         }
     };
     entry.u32_hex(c"sq_next_psn", send.psn)?;
@@ -78,6 +79,7 @@ pub(crate) fn report(qp: &Qp<RrxeDevice>, snap: &Snapshot, entry: &mut ResEntry)
     entry.u32(c"rq_nak_sent", recv.nak_sent.into())?;
     entry.u32(c"rq_in_message", recv.in_message.into())?;
     entry.u32(c"rq_read_packets_left", recv.read_out)?;
+    entry.u32(c"rq_kept_past_gap", recv.kept)?;
     entry.u32(c"inbox", pipe.inbox.len())?;
     entry.str(c"run", pipe.gate.name())?;
     entry.u32(c"home_cpu", pipe.home_cpu())?;
@@ -112,4 +114,6 @@ struct RecvReport {
     nak_sent: bool,
     in_message: bool,
     read_out: u32,
+    /// Requests kept past a gap.
+    kept: u32,
 }

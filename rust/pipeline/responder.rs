@@ -6,7 +6,16 @@
 
 mod atomic;
 mod connected;
+mod reorder;
 mod reply;
+
+pub(crate) use reorder::{
+    clear as clear_store,
+    held as kept_packets,
+    keep,
+    take_due,
+    Store, //
+};
 
 pub(crate) use reply::{
     continue_read,
@@ -60,6 +69,18 @@ enum Stop {
     Handled,
     /// The packet is dropped, after any NAK the stage sent.
     Dropped(DropReason),
+    /// An RC request past a gap, to be kept for its turn ([`reorder`]), after any NAK.
+    Keep,
+}
+
+/// What became of a request the responder did not drop.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Received {
+    /// Handled: executed, answered, or waiting for a page fault.
+    Done,
+    /// Past a gap: the caller keeps the packet for its turn ([`keep`]); it is dropped if it
+    /// cannot.
+    Keep(crate::proto::psn::Psn),
 }
 
 impl From<DropReason> for Stop {
@@ -181,7 +202,7 @@ pub(crate) fn on_request(
     payload: &[u8],
     grh: &[u8; GRH_LEN],
     out: &mut Outbox,
-) -> Result<(), DropReason> {
+) -> Result<Received, DropReason> {
     if !can_receive(snap.state) {
         return Err(DropReason::QpState);
     }
@@ -189,7 +210,9 @@ pub(crate) fn on_request(
         (QpType::Rc, Service::Rc) | (QpType::Uc, Service::Uc) => {
             connected::Request::new(qp, snap, h, payload).handle(out)
         }
-        (QpType::Ud | QpType::Gsi, Service::Ud) => datagram(qp, snap, h, payload, grh),
+        (QpType::Ud | QpType::Gsi, Service::Ud) => {
+            datagram(qp, snap, h, payload, grh).map(|()| Received::Done)
+        }
         _ => Err(DropReason::OpcodeForQpType),
     }
 }

@@ -181,6 +181,9 @@ pub(crate) struct QpPipe {
     /// A completion of the QP did not fit its CQ: the next pass moves the QP to ERR
     /// ([`super::after_push`]).
     pub(in crate::pipeline) cq_overrun: Atomic<bool>,
+    /// The responder keeps packets past a gap, or executes kept ones: its passes look at the
+    /// store (`responder/reorder.rs`); set and cleared by the QP's passes.
+    pub(in crate::pipeline) reordering: Atomic<bool>,
 }
 
 /// The turn of the next QP's home CPU: QPs are dealt round the online CPUs in the order they
@@ -262,6 +265,8 @@ impl QpPipe {
             slot: zeroed(rq_elem)?,
             direct_recv: None,
             held: KVec::new(),
+            reorder: None,
+            replay: false,
             open: false,
         };
         let send = KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?;
@@ -288,6 +293,7 @@ impl QpPipe {
             socket,
             replies_due: Atomic::new(false),
             cq_overrun: Atomic::new(false),
+            reordering: Atomic::new(false),
         }? Error))
     }
 
@@ -417,6 +423,9 @@ impl QpPipe {
             // Replies held for a pass that may send belong to the QP's past too (packets not
             // yet routed or charged: freeing them here holds nothing up).
             r.held.clear();
+            drop(r);
+            // And so do the requests kept past a gap.
+            super::responder::clear_store(self);
         }
     }
 }

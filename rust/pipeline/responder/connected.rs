@@ -12,7 +12,8 @@
 //! stage that answers the packet (a NAK, a duplicate's reply) releases the lock before it sends.
 
 use super::{
-    abandon, atomic, bad_recv, complete_recv, imm_ex, reply, rnr, take_recv, RecvGuard, Stage, Stop,
+    abandon, atomic, bad_recv, complete_recv, imm_ex, reorder, reply, rnr, take_recv, Received,
+    RecvGuard, Stage, Stop,
 };
 use crate::{
     counters::Counter,
@@ -83,9 +84,10 @@ impl<'a> Request<'a> {
     }
 
     /// Checks and executes the request, stage by stage.
-    pub(super) fn handle(&self, out: &mut Outbox) -> Result<(), DropReason> {
+    pub(super) fn handle(&self, out: &mut Outbox) -> Result<Received, DropReason> {
         match self.stages(out) {
-            Ok(()) | Err(Stop::Handled) => Ok(()),
+            Ok(()) | Err(Stop::Handled) => Ok(Received::Done),
+            Err(Stop::Keep) => Ok(Received::Keep(self.h.headers.bth.psn)),
             Err(Stop::Dropped(r)) => Err(r),
         }
     }
@@ -159,13 +161,19 @@ impl<'a> Request<'a> {
             }
             RespPsn::OutOfSequence if self.rc => {
                 qp.device().count(Counter::OutOfSeqRequest);
+                // Kept for its turn when the store has room for it (selective recovery).
+                let keep = reorder::would_keep(&st, psn);
                 if !st.nak_sent {
                     st.nak_sent = true;
                     let (msn, epsn) = (st.msn, st.epsn);
                     drop(st);
                     reply::ack(qp, snap, msn, epsn, Aeth::NAK_PSN_SEQ_ERROR, out);
                 }
-                return Err(DropReason::PsnOutOfWindow.into());
+                return Err(if keep {
+                    Stop::Keep
+                } else {
+                    DropReason::PsnOutOfWindow.into()
+                });
             }
             RespPsn::Duplicate => return Err(DropReason::Duplicate.into()),
             _ => {
@@ -373,7 +381,9 @@ impl<'a> Request<'a> {
         if ends {
             st.msn = st.msn.wrapping_add(1);
         }
-        if self.rc && bth.ack_req && self.h.info.kind != OpKind::ReadRequest {
+        // A request kept past a gap is acknowledged whatever its AckReq: the requester learns
+        // at once that it need not send it again.
+        if self.rc && (bth.ack_req || st.replay) && self.h.info.kind != OpKind::ReadRequest {
             st.ack_due = Some(bth.psn);
             self.qp.pipe().reply_due();
         }

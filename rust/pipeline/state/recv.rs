@@ -139,6 +139,12 @@ pub(crate) struct RecvState {
     /// first. Room for one batch, allocated by the first hold (most QPs never hold one: with
     /// the QP it would add a fifth to a QP's slab).
     pub(in crate::pipeline) held: KVec<crate::pipeline::TxItem>,
+    /// The requests kept past a gap (RC), allocated by the first
+    /// (`crate::pipeline::responder::reorder`).
+    pub(in crate::pipeline) reorder: crate::pipeline::responder::Store,
+    /// The packet being handled was kept past a gap: it is acknowledged whatever its AckReq,
+    /// so the requester learns at once how far the responder got.
+    pub(in crate::pipeline) replay: bool,
     /// The QP is in RTR, RTS or SQD by the last transition: requests may be executed and
     /// receive WQEs taken. Cleared under this lock by the move to ERR or RESET, before the
     /// receive queue (or the QP's share of an SRQ) is flushed, so no WQE is taken after
