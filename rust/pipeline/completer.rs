@@ -108,11 +108,39 @@ fn fail_at(st: &mut SendState, psn: Psn, status: WcStatus) -> bool {
     named
 }
 
-/// Progress resets the retry budgets.
+/// Progress resets the retry budgets, and ends the wait for a probe's answer.
 fn progress(st: &mut SendState) {
     st.progressed = true;
     st.retry = RetryCounter::new(st.retry_cnt);
     st.rnr_retry = RetryCounter::new_rnr(st.rnr_retry_cnt);
+    st.probe = None;
+}
+
+/// An answer acknowledged through `acked` while a probe waited: what it shows of the peer
+/// ([`crate::proto::recovery::PeerRecovery::answered`]).
+fn learn(st: &mut SendState, acked: Psn) {
+    if let Some(probe) = st.probe {
+        let sent_beyond = cmp_psn(st.sent_to, probe.next()) == Ordering::Greater;
+        st.peer.answered(probe, acked, sent_beyond);
+    }
+}
+
+/// Moves the packets of the WQE being sent forward to `p + 1` when the peer acknowledged
+/// through `p` (`p` inside it, at or past the next PSN to send): a late acknowledgement, or
+/// the answer to a probe from a peer that kept what followed it. Those packets are not sent
+/// again (IBA 9.7.5.1.1: a request may be resent from any packet).
+fn skip_sending(st: &mut SendState, p: Psn) {
+    let k = p.next().distance_from(st.psn);
+    let Some(cur) = st.cur.as_mut() else {
+        return;
+    };
+    if k == 0 || k >= cur.npkts.saturating_sub(cur.sent) {
+        return;
+    }
+    cur.sent += k;
+    cur.offset = cur.offset.saturating_add(k.saturating_mul(cur.mtu));
+    st.psn = p.next();
+    st.since_ackreq = 0;
 }
 
 /// Retires SEND/WRITE WQEs whose last PSN is at or before `acked`'s last. Returns `true` when
@@ -152,6 +180,11 @@ fn ack_up_to(st: &mut SendState, acked: AckedThrough) -> bool {
             break;
         }
         if !psn_le(t.last_psn, p) {
+            // Acknowledged in part while being sent again: only the rest goes.
+            if sending_last && i + 1 == count && psn_le(st.psn, p) {
+                skip_sending(st, p);
+                moved = true;
+            }
             break;
         }
         t.done = Some(WcStatus::Success);
@@ -200,12 +233,24 @@ fn ack_up_to(st: &mut SendState, acked: AckedThrough) -> bool {
 /// off after an earlier retry without progress since ([`RetryCounter::decide`]); fails the WQE
 /// when no retry is left. Returns whether the QP must move to ERR.
 fn retry(qp: &Qp<RrxeDevice>, st: &mut SendState, cause: RetryCause) -> bool {
+    retry_probing(qp, st, cause, None)
+}
+
+/// [`retry`]; with `probe`, a peer that keeps packets past a gap (or may) gets only the packet
+/// at that PSN again, alone, until it answers ([`crate::proto::recovery`]).
+fn retry_probing(
+    qp: &Qp<RrxeDevice>,
+    st: &mut SendState,
+    cause: RetryCause,
+    probe: Option<Psn>,
+) -> bool {
     match st.retry.decide(cause) {
         RetryDecision::Retry => {
             rewind(st);
             // What goes again gets a whole timeout: the timer armed for the first round must
             // not retry it at once.
             st.progressed |= cause == RetryCause::Response;
+            st.probe = probe.filter(|_| st.peer.probes());
             false
         }
         RetryDecision::Ignore => false,
@@ -273,14 +318,17 @@ fn on_ack(
     };
     match seq::classify_ack(aeth, psn) {
         AckDecision::Ack { last_acked } => {
+            learn(&mut st, last_acked.psn());
             if ack_up_to(&mut st, last_acked.acks_through()) {
                 out.fatal = retry(qp, &mut st, RetryCause::Response);
             }
         }
         AckDecision::NakSeqErr { expected } => {
+            learn(&mut st, expected.psn().wrapping_sub(1));
             ack_up_to(&mut st, expected.acks_before());
             qp.device().count(Counter::RcvdSeqErr);
-            out.fatal = retry(qp, &mut st, RetryCause::Response);
+            let at = Some(expected.psn());
+            out.fatal = retry_probing(qp, &mut st, RetryCause::Response, at);
         }
         AckDecision::RnrNak { timer_us } => {
             ack_up_to(&mut st, psn.acks_before());

@@ -75,7 +75,8 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
     if !st.open {
         return res;
     }
-    while !out.is_full() && st.wait == SendWait::None {
+    // A probe sent waits for its answer (selective recovery).
+    while !out.is_full() && st.wait == SendWait::None && !st.probe_sent() {
         // A rate-limited QP that sent its burst waits for its pacing timer.
         let now = snap.paced().then(now_ns);
         if now.is_some_and(|now| super::congestion::pace_wait(qp, snap, now)) {
@@ -253,6 +254,7 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
         offset: skip_bytes,
         sent: if reads { 0 } else { skip },
         npkts: if reads { 1 } else { npkts },
+        mtu,
     });
     Start::Started
 }
@@ -362,4 +364,5 @@ pub(crate) fn rewind(st: &mut SendState) {
     st.since_ackreq = 0;
     // Every entry before `i` is finished: nothing is outstanding.
     st.rd_outstanding = 0;
+    st.probe = None;
 }

@@ -248,6 +248,8 @@ impl QpPipe {
             resume: None,
             asked_again: None,
             read_resumed_at: None,
+            probe: None,
+            peer: Default::default(),
             open: false,
         };
         let recv = RecvState {

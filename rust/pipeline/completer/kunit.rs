@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! KUnit tests of the completer's acknowledgement handling: ACKs during a retransmission,
-//! late ACKs of a first transmission, and how the requester resumes after them.
+//! late ACKs of a first transmission, how the requester resumes after them, and what the
+//! answers to probes show of the peer (selective recovery).
 
 #[kernel::prelude::kunit_tests(rrxe_pipeline_completer)]
 mod tests {
@@ -13,6 +14,10 @@ mod tests {
     use super::super::*;
     use crate::proto::{
         hdr::Aeth,
+        recovery::{
+            PeerRecovery,
+            MISSES_FOR_GO_BACK_N, //
+        },
         wqe::{
             Payload,
             SendFlags,
@@ -46,6 +51,16 @@ mod tests {
         let mut t = Track::new(7, WrOpcode::Send, true, first, npkts * 1024);
         t.last_psn = first.wrapping_add(npkts - 1);
         assert!(st.push(t));
+        sending_from(st, npkts, sent);
+        if sent == npkts {
+            st.cur = None;
+        }
+        st.advance(sent);
+    }
+
+    /// The tracked SEND of `npkts` packets being sent again from packet `sent` (the next PSN
+    /// to send is that packet's).
+    fn sending_from(st: &mut SendState, npkts: u32, sent: u32) {
         let wqe = SendWqe {
             wr_id: 7,
             opcode: WrOpcode::Send,
@@ -57,13 +72,13 @@ mod tests {
             num_sge: 0,
             payload: Payload::None,
         };
-        st.cur = (sent < npkts).then_some(Progress {
+        st.cur = Some(Progress {
             wqe,
             offset: sent * 1024,
             sent,
             npkts,
+            mtu: 1024,
         });
-        st.advance(sent);
     }
 
     #[test]
@@ -121,19 +136,82 @@ mod tests {
     }
 
     #[test]
-    fn a_late_ack_inside_the_wqe_being_sent_again_moves_no_further_than_sent() {
+    fn a_late_ack_inside_the_wqe_being_sent_again_skips_what_it_covers() {
         let pipe = small_pipe();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(0xff_fff0));
         sending(&mut st, Psn::new(0xff_fff0), 64, 64);
         rewind(&mut st);
         sending(&mut st, Psn::new(0xff_fff0), 64, 8);
-        // PSN 0x1f (wrapped) acknowledges 48 packets; 8 were sent again.
+        // PSN 0x1f (wrapped) acknowledges 48 packets; 8 were sent again: the other 40 are not,
+        // the SEND goes on from its 49th packet.
         let a = acked(&st, 0x1f);
         assert!(!ack_up_to(&mut st, a));
-        assert!(st.cur.is_some());
-        assert_eq!(st.comp_psn, Psn::new(0xff_fff8));
+        let cur = st.cur.as_ref().map(|c| (c.sent, c.offset));
+        assert_eq!(cur, Some((48, 48 * 1024)));
+        assert_eq!((st.psn, st.comp_psn), (Psn::new(0x20), Psn::new(0x20)));
         assert_eq!(st.entry(0).and_then(|t| t.done), None);
+        // An ACK of the last PSN finishes it.
+        let a = acked(&st, 0x2f);
+        assert!(!ack_up_to(&mut st, a));
+        assert!(st.cur.is_none());
+        assert_eq!(st.entry(0).and_then(|t| t.done), Some(WcStatus::Success));
+    }
+
+    #[test]
+    fn a_probe_answered_past_it_shows_a_peer_that_kept_the_rest() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        // A SEND of 64 packets sent whole; the peer NAKs 110; only 110 goes again (the probe).
+        sending(&mut st, Psn::new(100), 64, 64);
+        let a = acked(&st, 109);
+        assert!(!ack_up_to(&mut st, a));
+        rewind(&mut st);
+        assert_eq!(st.psn, Psn::new(110));
+        st.probe = Some(Psn::new(110));
+        // Started again from its 11th packet (as `resume_point` does), which goes.
+        let mut t = Track::new(7, WrOpcode::Send, true, Psn::new(100), 64 * 1024);
+        t.last_psn = Psn::new(163);
+        assert!(st.push(t));
+        sending_from(&mut st, 64, 10);
+        assert!(!st.probe_sent());
+        st.advance(1);
+        if let Some(c) = st.cur.as_mut() {
+            c.sent += 1;
+            c.offset += 1024;
+        }
+        assert!(st.probe_sent());
+        // The peer had kept 111..=150: its answer acknowledges through 150.
+        learn(&mut st, Psn::new(150));
+        assert_eq!(st.peer, PeerRecovery::Keeps);
+        let a = acked(&st, 150);
+        assert!(!ack_up_to(&mut st, a));
+        assert_eq!(st.probe, None);
+        assert_eq!((st.psn, st.comp_psn), (Psn::new(151), Psn::new(151)));
+        assert_eq!(st.cur.as_ref().map(|c| c.sent), Some(51));
+    }
+
+    #[test]
+    fn a_probe_answered_at_it_shows_a_peer_that_dropped_the_rest() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        sending(&mut st, Psn::new(100), 64, 64);
+        for round in 1..=MISSES_FOR_GO_BACK_N {
+            st.probe = Some(Psn::new(110));
+            learn(&mut st, Psn::new(110));
+            let want = if round < MISSES_FOR_GO_BACK_N {
+                PeerRecovery::Unknown { misses: round }
+            } else {
+                PeerRecovery::GoBackN
+            };
+            assert_eq!(st.peer, want);
+        }
+        assert!(!st.peer.probes());
+        // A new connection knows nothing of its peer.
+        st.start_at(Psn::new(500));
+        assert_eq!(st.peer, PeerRecovery::default());
     }
 
     #[test]

@@ -77,10 +77,16 @@ pub(super) fn next_packet(
     // Applied once the packet is built (a payload waiting for a page fault is built again).
     let since_ackreq = st.since_ackreq.saturating_add(1);
     let paced_due = now.is_some_and(|now| {
-        seq::paced_ack_due(now, st.ackreq_ns, crate::pipeline::timeout_us(snap.timeout, 0))
+        seq::paced_ack_due(
+            now,
+            st.ackreq_ns,
+            crate::pipeline::timeout_us(snap.timeout, 0),
+        )
     });
+    // A probe asks for its answer (selective recovery).
+    let probe = st.probe == Some(st.psn);
     let ack_req = snap.qp_type == QpType::Rc
-        && (paced_due || seq::ack_due(since_ackreq, last, seq::MAX_PKT_PER_ACK));
+        && (paced_due || probe || seq::ack_due(since_ackreq, last, seq::MAX_PKT_PER_ACK));
     let (dest_qpn, av) = destination(qp, snap, &w)?;
     let mut h = TransportHeaders::new(Bth {
         opcode,

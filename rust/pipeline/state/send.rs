@@ -14,6 +14,7 @@ use crate::proto::{
         cmp_psn,
         Psn, //
     },
+    recovery::PeerRecovery,
     retry::RetryCounter,
     wqe::{
         SendWqe,
@@ -93,6 +94,8 @@ pub(crate) struct Progress {
     pub(in crate::pipeline) sent: u32,
     /// Packets the message takes.
     pub(in crate::pipeline) npkts: u32,
+    /// The payload of each packet but the last.
+    pub(in crate::pipeline) mtu: u32,
 }
 
 /// Where a retransmission resumes the oldest unfinished WQE: the responder acknowledged (or
@@ -163,6 +166,11 @@ pub(crate) struct SendState {
     /// after a gap or a retransmission, always for the oldest WQE): its responses start there
     /// again, from a FIRST or ONLY ([`crate::proto::window::read_response_fits`]).
     pub(in crate::pipeline) read_resumed_at: Option<Psn>,
+    /// Selective recovery: after a sequence NAK the packet at this PSN is sent alone, and the
+    /// requester waits for its answer ([`crate::proto::recovery`]).
+    pub(in crate::pipeline) probe: Option<Psn>,
+    /// What the answers to probes showed of the peer.
+    pub(in crate::pipeline) peer: PeerRecovery,
     /// The QP is in RTS or SQD by the last transition: WQEs may start and answers complete
     /// them. Cleared under this lock by the move to ERR or RESET, before the send queue is
     /// flushed, so a pass that took its snapshot earlier starts, answers and completes
@@ -177,6 +185,14 @@ impl SendState {
         self.comp_psn = psn;
         self.sent_to = psn;
         self.acked_ahead = None;
+        self.probe = None;
+        self.peer = PeerRecovery::default();
+    }
+
+    /// Whether the requester waits for the answer to its probe (it sent the probe's packet).
+    pub(crate) fn probe_sent(&self) -> bool {
+        self.probe
+            .is_some_and(|p| cmp_psn(self.psn, p) == Ordering::Greater)
     }
 
     /// Moves past `n` PSNs just sent.

@@ -11,13 +11,13 @@ use crate::proto::psn::Psn;
 use crate::proto::retry::RetryCause;
 use crate::proto::retry::RetryCounter;
 use crate::proto::retry::RetryDecision;
+use crate::proto::seq::classify_ack;
+use crate::proto::seq::AckDecision;
+use crate::proto::seq::MAX_PKT_PER_ACK;
 use crate::proto::seq::{
     ack_due,
     paced_ack_due, //
 };
-use crate::proto::seq::classify_ack;
-use crate::proto::seq::AckDecision;
-use crate::proto::seq::MAX_PKT_PER_ACK;
 use crate::proto::window::Outstanding;
 use crate::proto::window::SendWindow;
 

@@ -317,7 +317,10 @@ fn late_wakes_do_not_slow_the_pacer() {
         }
         let got = sent as f64 * 8.0 / 1000.0;
         let want = f64::from(kbps);
-        assert!((got - want).abs() / want < 0.02, "{kbps} late {late}: {got} vs {want}");
+        assert!(
+            (got - want).abs() / want < 0.02,
+            "{kbps} late {late}: {got} vs {want}"
+        );
     }
 }
 

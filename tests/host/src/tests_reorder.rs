@@ -89,7 +89,10 @@ fn entries_left_behind_are_stale() {
     let mut r = Reorder::default();
     kept(r.insert(Psn::new(12), Psn::new(10), 12));
     let e = Psn::new(12 + 40);
-    assert_eq!(kept(r.insert(Psn::new(12 + REORDER_SLOTS as u32), e, 76)), Some(12));
+    assert_eq!(
+        kept(r.insert(Psn::new(12 + REORDER_SLOTS as u32), e, 76)),
+        Some(12)
+    );
     assert_eq!(r.len(), 1);
     assert_eq!(r.take_any(), Some(76));
     assert_eq!(r.take_any(), None);
