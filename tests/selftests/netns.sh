@@ -85,16 +85,28 @@ srv_gone() { ! kill -0 "$srv" 2>/dev/null; }
 # xrun NAME TMO GIDOPT CMD...: CMD as server in $A on ${DEV}a and as client in $B on ${DEV}b
 # connecting to $ADDR_A; both must exit 0 (GIDOPT: -g for the pingpongs, -x for perftest).
 xrun() {
-	local name=$1 tmo=$2 gopt=$3 rc src
+	local name=$1 tmo=$2 gopt=$3 rc src watcher
 	shift 3
 	port=$((port + 1))
 	ip netns exec $A timeout "$tmo" "$@" -d "${DEV}a" "$gopt" "$ga" -p $port \
 		>"$out/$name.srv" 2>&1 &
 	srv=$!
 	wait_for 15 listening $port || diag "$name: server not listening after 15 s"
+	# Both devices' QPs with their pipeline state shortly before the time runs out, for a
+	# run that hangs (printed only if it fails).
+	(
+		sleep $((tmo > 5 ? tmo - 3 : 2))
+		for d in "${DEV}a" "${DEV}b"; do
+			timeout 5 rdma -dd res show qp dev "$d" 2>&1 | grep -v -E 'QP1|qpn 1 '
+		done >"$out/$name.res"
+	) </dev/null >/dev/null 2>&1 &
+	watcher=$!
 	ip netns exec $B timeout "$tmo" "$@" -d "${DEV}b" "$gopt" "$gb" -p $port $ADDR_A \
 		>"$out/$name.cli" 2>&1
 	rc=$?
+	pkill -P "$watcher" 2>/dev/null
+	kill "$watcher" 2>/dev/null
+	wait "$watcher" 2>/dev/null
 	# The server normally ends with the client: do not wait out its timeout when it hangs.
 	wait_for 10 srv_gone || diag "$name: server still running 10 s after the client, killed"
 	kill "$srv" 2>/dev/null
@@ -132,6 +144,7 @@ xrun() {
 		head -10 | sed "s/^/# $name: /"
 	grep -v -E '^ *-+ *$|^ *$' "$out/$name.cli" | tail -6 | sed "s/^/# $name client: /"
 	grep -v -E '^ *-+ *$|^ *$' "$out/$name.srv" | tail -6 | sed "s/^/# $name server: /"
+	[ -s "$out/$name.res" ] && head -c 4000 "$out/$name.res" | sed "s/^/# $name qps: /"
 	failed+=("$name")
 	return 1
 }
