@@ -24,6 +24,7 @@ FAMILY_TITLES = {
     "veth1500": "two namespaces over a veth, MTU 1500 (RoCE path MTU 1024)",
     "veth9000": "two namespaces over a veth, MTU 9000 (RoCE path MTU 4096)",
     "wire": "two VMs over a QEMU socket wire, MTU 1500 (RoCE path MTU 1024)",
+    "congestion": "the veth of MTU 1500 under netem loss both ways (goodput by loss)",
 }
 
 

@@ -380,13 +380,46 @@ ROWS=(
 	"ib_atomic_lat lat loop,veth1500 ib_atomic_lat 8"
 	"ib_send_lat_I0 lat loop ib_send_lat 2 -I 0"
 	"ib_write_lat_I0 lat loop ib_write_lat 2 -I 0"
+	"ib_write_bw_loss0 bw congestion ib_write_bw 65536 @loss=0"
+	"ib_write_bw_loss0.1 bw congestion ib_write_bw 65536 @loss=0.1"
+	"ib_write_bw_loss1 bw congestion ib_write_bw 65536 @loss=1"
+	"ib_write_bw_loss2 bw congestion ib_write_bw 65536 @loss=2"
+	"ib_write_bw_loss5 bw congestion ib_write_bw 65536 @loss=5"
+	"ib_write_bw_lossburst bw congestion ib_write_bw 65536 @loss=burst"
+	"ib_send_bw_loss1 bw congestion ib_send_bw 65536 @loss=1"
+	"ib_send_bw_loss5 bw congestion ib_send_bw 65536 @loss=5"
+	"ib_read_bw_loss1 bw congestion ib_read_bw 65536 @loss=1"
+	"ib_read_bw_loss5 bw congestion ib_read_bw 65536 @loss=5"
 )
+
+# netem_loss LOSS: netem on both ends of the veth (both directions): LOSS % of the packets
+# dropped at random, "burst" for Gilbert-Elliott bursts (into a bad state with 0.5 % a packet,
+# out of it with 20 %: bursts of five packets on average, 70 % lost in them and 0.1 % outside;
+# 1.8 % in all), 0 for none (the qdisc is removed).
+netem_loss() {
+	local how
+	case $1 in
+	0) how='' ;;
+	burst) how='loss gemodel 0.5% 20% 70% 0.1%' ;;
+	*) how="loss $1%" ;;
+	esac
+	if [ -z "$how" ]; then
+		ip netns exec $WA tc qdisc del dev va root 2>/dev/null || true
+		ip netns exec $WB tc qdisc del dev vb root 2>/dev/null || true
+		return 0
+	fi
+	modprobe sch_netem 2>/dev/null || true
+	# shellcheck disable=SC2086 # the netem words
+	ip netns exec $WA tc qdisc replace dev va root netem $how &&
+		ip netns exec $WB tc qdisc replace dev vb root netem $how
+}
 
 # row_applies ROW FAMILY: the row runs in FAMILY and matches the --rows filter.
 row_applies() {
 	local w kind fams
 	read -r w kind fams _ <<<"$1"
-	[ "$fams" = all ] || [[ ,$fams, == *",$2,"* ]] || return 1
+	# all: every family but congestion (which has its own rows)
+	{ [ "$fams" = all ] && [ "$2" != congestion ]; } || [[ ,$fams, == *",$2,"* ]] || return 1
 	[[ $w =~ $rows_re ]]
 }
 
@@ -397,10 +430,16 @@ run_row() {
 	read -r w kind fams bin size rest <<<"$1"
 	read -r -a opts <<<"$rest"
 	# @short: a new user's first run, a quarter of the messages (250 of 64 KiB, 1000 of 4 KiB)
-	local short=0
+	local short=0 loss=''
 	if [[ " ${opts[*]} " == *" @short "* ]]; then
 		short=1
 		read -r -a opts <<<"${rest//@short/}"
+	fi
+	# @loss=L: under netem loss (netem_loss), an eighth of the messages (a sixteenth at 2 %
+	# and more: go-back-N keeps a few percent of the rate there)
+	if [[ " ${opts[*]} " =~ \ @loss=([^ ]+)\  ]]; then
+		loss=${BASH_REMATCH[1]}
+		read -r -a opts <<<"${rest//@loss=$loss/}"
 	fi
 	[[ " ${opts[*]} " =~ \ -q\ ([0-9]+)\  ]] && q=${BASH_REMATCH[1]}
 	[[ " ${opts[*]} " == *" -b "* ]] && dir=2
@@ -423,9 +462,19 @@ run_row() {
 		;;
 	esac
 	[ "$short" = 0 ] || iters=$((iters / 4))
+	case $loss in
+	'' | 0 | 0.1 | 1) [ -z "$loss" ] || iters=$((iters / 8)) ;;
+	*) iters=$((iters / 16)) ;;
+	esac
 	# perftest's -n counts per QP; with post lists it must be a multiple of the list length
 	iters=$((iters / q))
 	[ "$iters" -ge 8 ] || iters=8
 	[ "$kind" = rate ] && iters=$(((iters + 15) / 16 * 16))
+	if [ -n "$loss" ]; then
+		# at most three runs
+		[ "$RUN" -le 3 ] || return 0
+		netem_loss "$loss" || { say "$DRV $FAM $w: netem refused"; return 0; }
+	fi
 	run_perf "$kind" "$w" "$bin" "$size" "$iters" $((iters * q * dir)) "${opts[@]}"
+	[ -z "$loss" ] || netem_loss 0
 }

@@ -15,7 +15,9 @@
 #             (RoCE path MTU 1024), a device on each end; the server runs in a on its device,
 #             the client in b on its own, connecting to a's address, so that every packet (RoCE
 #             and perftest's TCP exchange) crosses the veth;
-#   veth9000  the same with MTU 9000 (path MTU 4096).
+#   veth9000  the same with MTU 9000 (path MTU 4096);
+#   congestion  the veth of MTU 1500 with netem loss on both ends (bench-perf.sh, @loss=):
+#             random loss of 0.1 to 5 % and bursts, the goodput that recovery keeps.
 # Or, alone, in guest b of the two guests of scripts/bench's wire phase:
 #   wire      two guests (one vCPU each) joined by a QEMU socket netdev, MTU 1500 (path MTU
 #             1024); the servers on guest a, run there through its agent over the wire itself
@@ -93,12 +95,12 @@ done
 read -r -a FAMILIES <<<"$families"
 for f in "${FAMILIES[@]}"; do
 	case $f in
-	loop | veth1500 | veth9000) ;;
+	loop | veth1500 | veth9000 | congestion) ;;
 	wire)
 		[ ${#FAMILIES[@]} -eq 1 ] ||
 			{ echo "bench: wire runs alone, in the two guests of scripts/bench" >&2; exit 2; }
 		;;
-	*) echo "bench: unknown family $f (loop, veth1500, veth9000, wire)" >&2; exit 2 ;;
+	*) echo "bench: unknown family $f (loop, veth1500, veth9000, congestion, wire)" >&2; exit 2 ;;
 	esac
 done
 [ "$profile" = 0 ] || command -v perf >/dev/null ||
@@ -130,8 +132,8 @@ SRV_NS=() CLI_NS=() SRV_DEV='' CLI_DEV='' SRV_GID='' CLI_GID='' SRV_ADDR=''
 . "$(dirname "$0")/bench-wire.sh"
 
 # Each wire family's MTU and the RoCE path MTU it gives.
-declare -A MTU=([veth1500]=1500 [veth9000]=9000 [wire]=1500)
-declare -A PMTU=([veth1500]=1024 [veth9000]=4096 [wire]=1024)
+declare -A MTU=([veth1500]=1500 [veth9000]=9000 [congestion]=1500 [wire]=1500)
+declare -A PMTU=([veth1500]=1024 [veth9000]=4096 [congestion]=1024 [wire]=1024)
 port_active() { grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state"; }
 
 # fam_enter FAMILY: the context, limits and devices of FAMILY for the loaded driver. Fails
@@ -151,7 +153,7 @@ fam_enter() {
 		say "$DRV $FAM: $SRV_DEV on $NIC, GID index $SRV_GID," \
 			"active_mtu $(devinfo_field "$SRV_DEV" active_mtu)"
 		;;
-	veth*)
+	veth* | congestion)
 		mtu=${MTU[$FAM]} pmtu=${PMTU[$FAM]}
 		SRV_NS=(ip netns exec "$WA") CLI_NS=(ip netns exec "$WB") SRV_ADDR=$ADDR_A
 		SRV_DEV=t${TYPE}a CLI_DEV=t${TYPE}b
@@ -308,7 +310,7 @@ say "families: ${FAMILIES[*]}; $runs runs; iterations: bw $bw_iters, rate $rate_
 	"lat $lat_iters; iperf3 $iperf_secs s; fio $nvme_secs s; scale $scale_qps QPs;" \
 	"rows matching '$rows_re'"
 WIRE=down
-if [[ " ${FAMILIES[*]} " == *" veth"* ]]; then
+if [[ " ${FAMILIES[*]} " == *" veth"* ]] || [[ " ${FAMILIES[*]} " == *" congestion "* ]]; then
 	if wire_up; then WIRE=up; else say "veth pair setup failed: no wire families"; fi
 fi
 if [ "${FAMILIES[0]}" = wire ]; then
