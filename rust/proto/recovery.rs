@@ -67,3 +67,70 @@ impl PeerRecovery {
         }
     }
 }
+
+/// The round-trip time of a connection, sampled from the AckReq packets it sends and the ACKs
+/// that answer them (one sample at a time; none from a packet sent again, whose answer could be
+/// the first transmission's: Karn's rule), smoothed as TCP does (RFC 6298: 1/8 of each sample).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Rtt {
+    srtt_ns: Option<u64>,
+    /// The PSN of the packet being timed and when it left.
+    sample: Option<(Psn, u64)>,
+}
+
+impl Rtt {
+    /// An AckReq packet of PSN `psn` left at `now`: timed unless a sample runs.
+    pub(crate) fn sending(&mut self, psn: Psn, now: u64) {
+        if self.sample.is_none() {
+            self.sample = Some((psn, now));
+        }
+    }
+
+    /// Whether a packet is being timed (an ACK then needs the time).
+    pub(crate) fn sampling(&self) -> bool {
+        self.sample.is_some()
+    }
+
+    /// An ACK through `through` arrived at `now`: ends the sample if it covers the timed packet.
+    pub(crate) fn acked(&mut self, through: Psn, now: u64) {
+        let Some((psn, sent)) = self.sample else {
+            return;
+        };
+        if cmp_psn(through, psn) == Ordering::Less {
+            return;
+        }
+        self.sample = None;
+        let rtt = now.saturating_sub(sent);
+        self.srtt_ns = Some(match self.srtt_ns {
+            None => rtt,
+            Some(s) => s - s / 8 + rtt / 8,
+        });
+    }
+
+    /// Packets go again (a rewind): the running sample could be answered by either copy.
+    pub(crate) fn cancel(&mut self) {
+        self.sample = None;
+    }
+
+    /// The smoothed round-trip time, once sampled.
+    pub(crate) fn srtt_ns(&self) -> Option<u64> {
+        self.srtt_ns
+    }
+}
+
+/// The shortest wait before a tail probe.
+pub(crate) const TAIL_PROBE_MIN_NS: u64 = 500_000;
+
+/// How long an RC requester with nothing more to send and packets unacknowledged waits before
+/// it sends its oldest unacknowledged packet again as a probe (a tail loss probe: the last
+/// packets of a burst, or their ACKs, were lost, and nothing after them will make the peer
+/// NAK): twice the smoothed round-trip time, at least [`TAIL_PROBE_MIN_NS`], at most half the
+/// local ACK timeout (`timeout_us`, `None` for none). `None` before the first sample: the
+/// timeout alone then.
+pub(crate) fn tail_probe_delay_ns(srtt_ns: Option<u64>, timeout_us: Option<u64>) -> Option<u64> {
+    let d = srtt_ns?.saturating_mul(2).max(TAIL_PROBE_MIN_NS);
+    Some(match timeout_us {
+        Some(us) => d.min(us.saturating_mul(1000) / 2),
+        None => d,
+    })
+}

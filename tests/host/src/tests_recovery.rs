@@ -6,8 +6,11 @@
 use crate::proto::{
     psn::Psn,
     recovery::{
+        tail_probe_delay_ns,
         PeerRecovery,
-        MISSES_FOR_GO_BACK_N, //
+        Rtt,
+        MISSES_FOR_GO_BACK_N,
+        TAIL_PROBE_MIN_NS, //
     },
 };
 
@@ -59,4 +62,48 @@ fn answers_across_the_wrap() {
     let mut r = PeerRecovery::default();
     r.answered(Psn::new(0xff_fffe), Psn::new(3), true);
     assert_eq!(r, PeerRecovery::Keeps);
+}
+
+#[test]
+fn the_rtt_is_sampled_once_at_a_time_and_smoothed() {
+    let mut r = Rtt::default();
+    assert_eq!(r.srtt_ns(), None);
+    r.sending(Psn::new(10), 1_000);
+    // A second AckReq packet while one is timed is not.
+    r.sending(Psn::new(20), 2_000);
+    assert!(r.sampling());
+    // An ACK before the timed packet ends nothing.
+    r.acked(Psn::new(9), 5_000);
+    assert!(r.sampling());
+    r.acked(Psn::new(12), 801_000);
+    assert_eq!(r.srtt_ns(), Some(800_000));
+    assert!(!r.sampling());
+    r.sending(Psn::new(30), 1_000_000);
+    r.acked(Psn::new(30), 2_600_000);
+    // 7/8 of 800 us and 1/8 of 1600 us.
+    assert_eq!(r.srtt_ns(), Some(900_000));
+    // A rewind drops the running sample (Karn).
+    r.sending(Psn::new(40), 3_000_000);
+    r.cancel();
+    r.acked(Psn::new(40), 9_000_000);
+    assert_eq!(r.srtt_ns(), Some(900_000));
+}
+
+#[test]
+fn tail_probes_wait_twice_the_rtt_within_bounds() {
+    assert_eq!(tail_probe_delay_ns(None, Some(67_108)), None);
+    assert_eq!(
+        tail_probe_delay_ns(Some(1_000_000), Some(67_108)),
+        Some(2_000_000)
+    );
+    assert_eq!(
+        tail_probe_delay_ns(Some(10_000), Some(67_108)),
+        Some(TAIL_PROBE_MIN_NS)
+    );
+    // At most half the timeout (code 8: 1 ms).
+    assert_eq!(
+        tail_probe_delay_ns(Some(5_000_000), Some(1_048)),
+        Some(524_000)
+    );
+    assert_eq!(tail_probe_delay_ns(Some(5_000_000), None), Some(10_000_000));
 }
