@@ -140,6 +140,9 @@ pub(crate) enum Counter {
     OooKept = FIRST_DROP as isize + DROPS as isize + 9,
     /// A kept request executed once the gap before it filled (`ooo_executed`).
     OooExecuted = FIRST_DROP as isize + DROPS as isize + 10,
+    /// A requester with nothing more to send probed for lost tail packets or ACKs
+    /// (`tail_probes`, `pipeline/requester/tail.rs`).
+    TailProbes = FIRST_DROP as isize + DROPS as isize + 11,
 }
 
 /// The first of the drop counters (rrxe's own, after rxe's 17), in [`DropReason`] order.
@@ -176,7 +179,7 @@ pub(crate) fn drop_index(r: DropReason) -> usize {
 const DROPS: usize = 20;
 
 /// Number of counters.
-pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 11;
+pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 12;
 
 /// The names, in index order (rxe's `rxe_counter_descs`).
 pub(crate) static DESCS: [StatDesc; COUNT] = [
@@ -228,6 +231,7 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"rp_pace_waits"),
     StatDesc::new(c"ooo_kept"),
     StatDesc::new(c"ooo_executed"),
+    StatDesc::new(c"tail_probes"),
 ];
 
 /// A device's counter values.

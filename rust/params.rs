@@ -69,6 +69,18 @@ pub(crate) fn tx_flow_bh_off() -> bool {
     *crate::module_parameters::tx_flow.value() & 2 != 0
 }
 
+/// Whether RC QPs recover selectively (bit 0 of module parameter `recovery`): the responder
+/// keeps requests past a gap, the requester probes a peer that keeps them.
+pub(crate) fn selective_recovery() -> bool {
+    *crate::module_parameters::recovery.value() & 1 != 0
+}
+
+/// Whether an idle RC requester probes for lost tail packets (bit 1 of module parameter
+/// `recovery`).
+pub(crate) fn tail_probes() -> bool {
+    *crate::module_parameters::recovery.value() & 2 != 0
+}
+
 /// Whether runs of packets leave as UDP GSO trains (module parameter `gso`).
 pub(crate) fn gso() -> bool {
     *crate::module_parameters::gso.value() != 0

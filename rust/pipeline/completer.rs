@@ -114,6 +114,7 @@ fn progress(st: &mut SendState) {
     st.retry = RetryCounter::new(st.retry_cnt);
     st.rnr_retry = RetryCounter::new_rnr(st.rnr_retry_cnt);
     st.probe = None;
+    st.tail_probe_at = None;
 }
 
 /// An answer acknowledged through `acked` while a probe waited: what it shows of the peer
@@ -250,7 +251,7 @@ fn retry_probing(
             // What goes again gets a whole timeout: the timer armed for the first round must
             // not retry it at once.
             st.progressed |= cause == RetryCause::Response;
-            st.probe = probe.filter(|_| st.peer.probes());
+            st.probe = probe.filter(|_| st.peer.probes() && crate::params::selective_recovery());
             false
         }
         RetryDecision::Ignore => false,
@@ -319,6 +320,9 @@ fn on_ack(
     match seq::classify_ack(aeth, psn) {
         AckDecision::Ack { last_acked } => {
             learn(&mut st, last_acked.psn());
+            if st.rtt.sampling() {
+                st.rtt.acked(last_acked.psn(), crate::kernel_ext::now_ns());
+            }
             if ack_up_to(&mut st, last_acked.acks_through()) {
                 out.fatal = retry(qp, &mut st, RetryCause::Response);
             }

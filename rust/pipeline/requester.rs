@@ -7,6 +7,7 @@
 
 mod local;
 mod packet;
+mod tail;
 
 use super::{
     odp::Side,
@@ -75,6 +76,10 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
     if !st.open {
         return res;
     }
+    tail::probe_if_due(qp, &mut st);
+    // Nothing more to send (no WQE posted): a tail probe may be due later. Not for a WQE that
+    // waits for room: ACKs for what is in flight are coming, and the timeout covers the last.
+    let mut idle = false;
     // A probe sent waits for its answer (selective recovery).
     while !out.is_full() && st.wait == SendWait::None && !st.probe_sent() {
         // A rate-limited QP that sent its burst waits for its pacing timer.
@@ -101,7 +106,10 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
                     res.progressed = true;
                     continue;
                 }
-                Start::Idle => break,
+                Start::Idle => {
+                    idle = true;
+                    break;
+                }
                 Start::Blocked => {
                     res.blocked = true;
                     break;
@@ -133,6 +141,12 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
                 break;
             }
         }
+    }
+    if idle {
+        tail::plan(qp, snap, &mut st);
+    } else {
+        // Still sending: a probe planned while it was idle would only go over the new packets.
+        st.tail_probe_at = None;
     }
     if snap.qp_type == QpType::Rc && st.count > 0 && res.progressed && !pipe.timer.is_armed() {
         if let Some(us) = super::timeout_us(snap.timeout, 0) {
@@ -365,4 +379,7 @@ pub(crate) fn rewind(st: &mut SendState) {
     // Every entry before `i` is finished: nothing is outstanding.
     st.rd_outstanding = 0;
     st.probe = None;
+    st.tail_probe_at = None;
+    // An answer to a packet sent again could be either copy's (Karn).
+    st.rtt.cancel();
 }

@@ -250,6 +250,8 @@ impl QpPipe {
             read_resumed_at: None,
             probe: None,
             peer: Default::default(),
+            rtt: Default::default(),
+            tail_probe_at: None,
             open: false,
         };
         let recv = RecvState {

@@ -11,6 +11,7 @@ use crate::{
         AddressVector,
         Qp, //
     },
+    kernel_ext::now_ns,
     mm::Fill,
     pipeline::{
         mem,
@@ -41,6 +42,7 @@ use crate::{
             pad_for,
             TransportHeaders, //
         },
+        psn::cmp_psn,
         qp_state::QpType,
         seq,
         wqe::{
@@ -51,6 +53,7 @@ use crate::{
         },
     },
 };
+use core::cmp::Ordering;
 use kernel::prelude::*;
 
 /// Builds the next packet of the current WQE; `None` when there is none or its payload waits
@@ -115,8 +118,14 @@ pub(super) fn next_packet(
         Err(_) => return Err(WcStatus::LocQpOpErr),
     };
     st.since_ackreq = if ack_req { 0 } else { since_ackreq };
-    if let (true, Some(now)) = (ack_req, now) {
+    if ack_req {
+        let now = now.unwrap_or_else(now_ns);
         st.ackreq_ns = now;
+        // Timed for the round-trip time, unless it goes again (Karn) or is answered by a
+        // response rather than an ACK.
+        if cmp_psn(st.psn, st.sent_to) != Ordering::Less && !w.opcode.wants_response() {
+            st.rtt.sending(st.psn, now);
+        }
     }
     if w.opcode == WrOpcode::RdmaRead && offset > 0 {
         st.read_resumed_at = Some(st.psn);

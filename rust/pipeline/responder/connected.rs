@@ -162,7 +162,7 @@ impl<'a> Request<'a> {
             RespPsn::OutOfSequence if self.rc => {
                 qp.device().count(Counter::OutOfSeqRequest);
                 // Kept for its turn when the store has room for it (selective recovery).
-                let keep = reorder::would_keep(&st, psn);
+                let keep = crate::params::selective_recovery() && reorder::would_keep(&st, psn);
                 if !st.nak_sent {
                     st.nak_sent = true;
                     let (msn, epsn) = (st.msn, st.epsn);

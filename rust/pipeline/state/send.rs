@@ -14,7 +14,10 @@ use crate::proto::{
         cmp_psn,
         Psn, //
     },
-    recovery::PeerRecovery,
+    recovery::{
+        PeerRecovery,
+        Rtt, //
+    },
     retry::RetryCounter,
     wqe::{
         SendWqe,
@@ -171,6 +174,10 @@ pub(crate) struct SendState {
     pub(in crate::pipeline) probe: Option<Psn>,
     /// What the answers to probes showed of the peer.
     pub(in crate::pipeline) peer: PeerRecovery,
+    /// The connection's round-trip time.
+    pub(in crate::pipeline) rtt: Rtt,
+    /// When a tail probe goes if nothing is acknowledged before (`requester/tail.rs`).
+    pub(in crate::pipeline) tail_probe_at: Option<u64>,
     /// The QP is in RTS or SQD by the last transition: WQEs may start and answers complete
     /// them. Cleared under this lock by the move to ERR or RESET, before the send queue is
     /// flushed, so a pass that took its snapshot earlier starts, answers and completes
@@ -187,6 +194,8 @@ impl SendState {
         self.acked_ahead = None;
         self.probe = None;
         self.peer = PeerRecovery::default();
+        self.rtt = Rtt::default();
+        self.tail_probe_at = None;
     }
 
     /// Whether the requester waits for the answer to its probe (it sent the probe's packet).

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Tail loss probes (`Documentation/pipeline.rst`, "Selective recovery"): when the last packets
+//! of a burst, or their ACKs, are lost, nothing after them makes the peer NAK, and the requester
+//! used to wait for its retransmission timeout (67 ms at perftest's timeout 14; seconds at the
+//! timeouts rdma_cm gives NVMe-oF) with nothing else to send. Now a requester that has nothing
+//! more to send and packets unacknowledged sends its oldest unacknowledged packet again as a
+//! probe after twice the connection's smoothed round-trip time
+//! ([`crate::proto::recovery::tail_probe_delay_ns`]), without using a retry: a peer that had it
+//! acknowledges everything it has, one that lost it executes it (and what it kept after it)
+//! or NAKs the gap before it. The QP's high-resolution timer wakes it.
+
+use super::super::state::{
+    SendState,
+    SendWait,
+    Snapshot, //
+};
+use crate::{
+    counters::Counter,
+    device::RrxeDevice,
+    ib::Qp,
+    kernel_ext::now_ns,
+    proto::{psn::cmp_psn, qp_state::QpType, recovery::tail_probe_delay_ns},
+    sync::ObjRef,
+};
+use core::cmp::Ordering;
+
+/// Whether `st` has packets the peer has not acknowledged and nothing holds the requester
+/// back but their answer (no probe or RNR wait runs).
+fn unanswered(st: &SendState) -> bool {
+    st.count > 0
+        && cmp_psn(st.sent_to, st.comp_psn) == Ordering::Greater
+        && st.probe.is_none()
+        && st.wait == SendWait::None
+}
+
+/// At the start of a run: a tail probe that is due goes now (the packet at the oldest
+/// unacknowledged PSN, alone; [`super::rewind`] and a probe, no retry used).
+pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, st: &mut SendState) {
+    let Some(at) = st.tail_probe_at else {
+        return;
+    };
+    if now_ns() < at {
+        return;
+    }
+    st.tail_probe_at = None;
+    if !unanswered(st) {
+        return;
+    }
+    super::rewind(st);
+    st.probe = Some(st.psn);
+    qp.device().count(Counter::TailProbes);
+}
+
+/// At the end of a run that has nothing more to send: a tail probe is planned for later, and
+/// the QP's high-resolution timer armed for it (a no-op while it is armed already, for pacing
+/// or for this probe, whichever comes first; the run it wakes plans again).
+pub(super) fn plan(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) {
+    if snap.qp_type != QpType::Rc || !unanswered(st) || !crate::params::tail_probes() {
+        return;
+    }
+    let now = now_ns();
+    let at = match st.tail_probe_at {
+        Some(at) => at,
+        None => {
+            let timeout = crate::pipeline::timeout_us(snap.timeout, 0);
+            let Some(d) = tail_probe_delay_ns(st.rtt.srtt_ns(), timeout) else {
+                return;
+            };
+            let at = now.saturating_add(d);
+            st.tail_probe_at = Some(at);
+            at
+        }
+    };
+    qp.pipe()
+        .pace
+        .arm_ns(&ObjRef::new(qp), at.saturating_sub(now).max(1));
+}
