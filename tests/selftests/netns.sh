@@ -10,7 +10,8 @@
 # READ and a UC WRITE of 16 MiB (16384 packets each, NETNS_LONG_MB); then,
 # with netem losing, reordering, duplicating and delaying packets both ways, 32 KiB RDMA WRITEs
 # read back by RDMA READ (verbs_remote -r) and ibv_rc_pingpong must still deliver every byte
-# intact (UC/UD may legitimately stall under loss: not run).
+# intact (UC/UD may legitimately stall under loss: not run), and with rrxe the responders must
+# have executed requests they kept past gaps (selective recovery; ooo_executed).
 # After the first RC run every run is made; the test fails naming the runs that did not pass.
 # NETNS_BUDGET (seconds, default 280) bounds the whole test: the netem run is given what is left.
 . "$(dirname "$0")/lib.sh"
@@ -33,6 +34,11 @@ stats() {
 			next
 		}
 		{ print "# " d " stats: " $0 }'
+}
+# counter DEV NAME: one counter of DEV.
+counter() {
+	timeout 10 rdma statistic show link "$1/1" 2>/dev/null |
+		awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n) { print $(i + 1); exit } }'
 }
 cleanup() {
 	local d
@@ -205,6 +211,19 @@ else
 		t0=$SECONDS
 		LAST_ACK_RACE_OK=1 xrun rc_netem $left -g ibv_rc_pingpong -c -n 500 -s 4096 &&
 			diag "rc_netem: 500 x 4096 B data-checked in $((SECONDS - t0)) s"
+		# Selective recovery did the work: requests kept past gaps were executed in their
+		# turn (each one at most once), and the data checks above passed.
+		if is_rrxe; then
+			kept=0 executed=0
+			for d in "${DEV}a" "${DEV}b"; do
+				k=$(counter "$d" ooo_kept) e=$(counter "$d" ooo_executed)
+				kept=$((kept + ${k:-0})) executed=$((executed + ${e:-0}))
+			done
+			diag "selective recovery: $kept requests kept past gaps, $executed executed in turn"
+			if [ "$executed" -eq 0 ] || [ "$executed" -gt "$kept" ]; then
+				failed+=("selective recovery ($kept kept, $executed executed)")
+			fi
+		fi
 	fi
 fi
 rm -rf "$out"
