@@ -249,6 +249,7 @@ impl QpPipe {
             asked_again: None,
             read_resumed_at: None,
             probe: None,
+            probe_tail: false,
             peer: Default::default(),
             rtt: Default::default(),
             tail_probe_at: None,
@@ -271,6 +272,7 @@ impl QpPipe {
             held: KVec::new(),
             reorder: None,
             replay: false,
+            replayed: None,
             open: false,
         };
         let send = KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?;

@@ -94,6 +94,19 @@ impl<T> Reorder<T> {
         Insert::Kept(stale)
     }
 
+    /// The packet of PSN `psn`, if held.
+    pub(crate) fn get(&self, psn: Psn) -> Option<&T> {
+        match &self.slots[Self::slot(psn)] {
+            Some((p, item)) if *p == psn => Some(item),
+            _ => None,
+        }
+    }
+
+    /// Takes the packet of PSN `psn` out, if held.
+    pub(crate) fn remove(&mut self, psn: Psn) -> Option<T> {
+        self.take_due(psn)
+    }
+
     /// Takes the packet of PSN `epsn` if held: the one whose turn has come.
     pub(crate) fn take_due(&mut self, epsn: Psn) -> Option<T> {
         let slot = &mut self.slots[Self::slot(epsn)];

@@ -84,9 +84,10 @@ pub(crate) struct Kept {
 pub(crate) type Store = Option<KBox<Reorder<Kept>>>;
 
 /// Whether the responder, expecting `st.epsn`, would keep a request of PSN `psn` that
-/// arrived past a gap: within the store's reach and not kept already.
+/// arrived past a gap: within the store's reach. A second copy of one kept already goes to
+/// [`keep`] too, which compares the two.
 pub(super) fn would_keep(st: &RecvState, psn: Psn) -> bool {
-    within_reach(psn, st.epsn) && !st.reorder.as_ref().is_some_and(|r| r.holds(psn))
+    within_reach(psn, st.epsn)
 }
 
 /// Keeps `skb`, a request of PSN `psn` that arrived past a gap ([`would_keep`] said so when it
@@ -121,7 +122,21 @@ pub(crate) fn keep(qp: &Qp<RrxeDevice>, psn: Psn, skb: SkBuff) -> Result<(), SkB
                 }
                 return Ok(());
             }
-            Insert::Refused(kept) => kept,
+            Insert::Refused(kept) => {
+                // A second copy of a kept packet that differs from it: one of them is forged
+                // (an off-path sender that learned the PSNs planted it ahead). Neither is
+                // executed; the requester sends the packet again.
+                let conflict = store
+                    .get(psn)
+                    .is_some_and(|k| k.skb.data() != kept.skb.data());
+                let evicted = conflict.then(|| store.remove(psn)).flatten();
+                drop(st);
+                if let Some(e) = evicted {
+                    qp.device().count_drop(DropReason::Duplicate);
+                    drop(e);
+                }
+                return Err(kept.skb);
+            }
         },
         _ => kept,
     };
@@ -130,9 +145,12 @@ pub(crate) fn keep(qp: &Qp<RrxeDevice>, psn: Psn, skb: SkBuff) -> Result<(), SkB
 }
 
 /// The kept packet whose turn has come (its PSN is the expected one), to be handled next, as
-/// if it had just arrived. When none is due and the store still holds packets, the expected
-/// PSN is a gap: NAKed once. Only a QP that kept packets pays for the look
-/// ([`QpPipe::reordering`]).
+/// if it had just arrived. When none is due right after kept packets were executed (the
+/// expected PSN moved past the last one taken) and the store still holds packets, the
+/// expected PSN is a gap of its own: NAKed once. Not after a packet that arrived in order,
+/// whose successor may be next in the inbox (a go-back-N requester's resends would each draw
+/// a NAK), nor after a kept packet that was not executed (an RNR NAK answered it). Only a QP
+/// that kept packets pays for the look ([`QpPipe::reordering`]).
 ///
 /// [`QpPipe::reordering`]: crate::pipeline::state::QpPipe
 pub(crate) fn take_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Option<SkBuff> {
@@ -140,33 +158,38 @@ pub(crate) fn take_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -
     if !pipe.reordering.load(Relaxed) {
         return None;
     }
+    // Entries the responder moved past (another copy went first), dropped after the lock.
+    loop {
+        let mut st = pipe.recv.lock();
+        let epsn = st.epsn;
+        let stale = st.reorder.as_mut().and_then(|r| r.take_stale(epsn));
+        drop(st);
+        let Some(stale) = stale else {
+            break;
+        };
+        qp.device().count_drop(DropReason::Duplicate);
+        drop(stale);
+    }
     let mut st = pipe.recv.lock();
     let epsn = st.epsn;
-    let (due, left) = {
-        let Some(store) = st.reorder.as_mut() else {
-            pipe.reordering.store(false, Relaxed);
-            return None;
-        };
-        while let Some(stale) = store.take_stale(epsn) {
-            qp.device().count_drop(DropReason::Duplicate);
-            drop(stale);
-        }
-        (store.take_due(epsn), store.len())
+    let (due, left) = match st.reorder.as_mut() {
+        Some(store) => (store.take_due(epsn), store.len()),
+        None => (None, 0),
     };
     if let Some(kept) = due {
         st.replay = true;
+        st.replayed = Some(epsn);
         drop(st);
         qp.device().count(Counter::OooExecuted);
         return Some(kept.skb);
     }
     st.replay = false;
+    let executed = st.replayed.take().is_some_and(|p| p != epsn);
     if left == 0 {
         pipe.reordering.store(false, Relaxed);
         return None;
     }
-    // A packet in order came since the last NAK (it cleared `nak_sent`), and the store still
-    // holds packets past the expected PSN: that is a gap of its own.
-    if !st.nak_sent {
+    if executed && !st.nak_sent {
         st.nak_sent = true;
         nak_gap(qp, snap, st, out);
     }
