@@ -114,13 +114,14 @@ fn progress(st: &mut SendState) {
     st.retry = RetryCounter::new(st.retry_cnt);
     st.rnr_retry = RetryCounter::new_rnr(st.rnr_retry_cnt);
     st.probe = None;
+    st.probe_tail = false;
     st.tail_probe_at = None;
 }
 
 /// An answer acknowledged through `acked` while a probe waited: what it shows of the peer
 /// ([`crate::proto::recovery::PeerRecovery::answered`]).
 fn learn(st: &mut SendState, acked: Psn) {
-    if let Some(probe) = st.probe {
+    if let Some(probe) = st.probe.filter(|_| !st.probe_tail) {
         let sent_beyond = cmp_psn(st.sent_to, probe.next()) == Ordering::Greater;
         st.peer.answered(probe, acked, sent_beyond);
     }

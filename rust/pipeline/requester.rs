@@ -76,7 +76,7 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
     if !st.open {
         return res;
     }
-    tail::probe_if_due(qp, &mut st);
+    tail::probe_if_due(qp, snap, &mut st);
     // Nothing more to send (no WQE posted): a tail probe may be due later. Not for a WQE that
     // waits for room: ACKs for what is in flight are coming, and the timeout covers the last.
     let mut idle = false;
@@ -379,6 +379,7 @@ pub(crate) fn rewind(st: &mut SendState) {
     // Every entry before `i` is finished: nothing is outstanding.
     st.rd_outstanding = 0;
     st.probe = None;
+    st.probe_tail = false;
     st.tail_probe_at = None;
     // An answer to a packet sent again could be either copy's (Karn).
     st.rtt.cancel();

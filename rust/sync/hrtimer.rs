@@ -20,6 +20,10 @@ use crate::{
 };
 use kernel::{
     prelude::*,
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
+    },
     types::Opaque, //
 };
 
@@ -41,6 +45,8 @@ pub(crate) struct RefHrTimer<O: TimerTarget> {
     armed: SpinLockIrq<PendingRef<O>>,
     /// Tells the target which of its timers fired.
     id: u32,
+    /// When the armed timer expires (monotonic ns), under `armed`'s lock.
+    expires: Atomic<u64>,
 }
 
 // SAFETY: The timer is used through the kernel's own locking; `armed` is locked.
@@ -72,17 +78,27 @@ impl<O: TimerTarget> RefHrTimer<O> {
             timer <- Opaque::ffi_init(|t| unsafe { bindings::rrxe_helper_hrtimer_setup(t, Some(fired::<O>)) }),
             armed <- new_spinlock_irq!(PendingRef::new(), "rrxe_hrtimer"),
             id,
+            expires: Atomic::new(0),
         })
     }
 
-    /// Arms the timer to fire `ns` from now with `target`, unless it is armed already (it then
-    /// fires when it was going to) or closed. Any context.
+    /// Arms the timer to fire `ns` from now with `target`, unless it is closed. Armed already,
+    /// it fires at the earlier of the two times (its users share it: a pacing wait and a tail
+    /// probe of one QP). Any context.
     pub(crate) fn arm_ns(&self, target: &ObjRef<O>, ns: u64) {
+        // SAFETY: Reads the monotonic clock; callable in any context.
+        let at = unsafe { bindings::rrxe_helper_ktime_get_ns() }.saturating_add(ns);
         let mut armed = self.armed.lock();
-        if armed.is_held() || !armed.hold(target) {
+        if armed.is_held() {
+            if at >= self.expires.load(Relaxed) {
+                return;
+            }
+        } else if !armed.hold(target) {
             return;
         }
-        // SAFETY: The timer is initialised.
+        self.expires.store(at, Relaxed);
+        // SAFETY: The timer is initialised. Armed already (its expiry has not taken the
+        // reference: that happens under this lock), starting it again moves its expiry.
         unsafe { bindings::rrxe_helper_hrtimer_start_ns(self.timer.get(), ns) };
     }
 

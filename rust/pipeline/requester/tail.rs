@@ -35,21 +35,35 @@ fn unanswered(st: &SendState) -> bool {
 }
 
 /// At the start of a run: a tail probe that is due goes now (the packet at the oldest
-/// unacknowledged PSN, alone; [`super::rewind`] and a probe, no retry used).
-pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, st: &mut SendState) {
+/// unacknowledged PSN, alone; [`super::rewind`] and a probe, no retry used), and the sender
+/// waits for its answer at most as long again: then it goes on, sending again from the probe
+/// (a lost probe or answer must not hold back what is posted meanwhile until the timeout).
+pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) {
     let Some(at) = st.tail_probe_at else {
         return;
     };
-    if now_ns() < at {
+    let now = now_ns();
+    if now < at {
         return;
     }
     st.tail_probe_at = None;
-    if !unanswered(st) {
+    if st.probe.is_some() && st.probe_tail {
+        st.probe = None;
+        st.probe_tail = false;
+        return;
+    }
+    if !unanswered(st) || st.oldest_unfinished().is_none() {
         return;
     }
     super::rewind(st);
     st.probe = Some(st.psn);
+    st.probe_tail = true;
     qp.device().count(Counter::TailProbes);
+    let timeout = crate::pipeline::timeout_us(snap.timeout, 0);
+    if let Some(d) = tail_probe_delay_ns(st.rtt.srtt_ns(), timeout) {
+        st.tail_probe_at = Some(now.saturating_add(d));
+        qp.pipe().pace.arm_ns(&ObjRef::new(qp), d.max(1));
+    }
 }
 
 /// At the end of a run that has nothing more to send: a tail probe is planned for later, and

@@ -172,6 +172,9 @@ pub(crate) struct SendState {
     /// Selective recovery: after a sequence NAK the packet at this PSN is sent alone, and the
     /// requester waits for its answer ([`crate::proto::recovery`]).
     pub(in crate::pipeline) probe: Option<Psn>,
+    /// The probe is a tail probe: its answer says nothing of how the peer recovers (it had
+    /// everything, or nothing after the probe was sent).
+    pub(in crate::pipeline) probe_tail: bool,
     /// What the answers to probes showed of the peer.
     pub(in crate::pipeline) peer: PeerRecovery,
     /// The connection's round-trip time.
@@ -193,6 +196,7 @@ impl SendState {
         self.sent_to = psn;
         self.acked_ahead = None;
         self.probe = None;
+        self.probe_tail = false;
         self.peer = PeerRecovery::default();
         self.rtt = Rtt::default();
         self.tail_probe_at = None;
