@@ -141,3 +141,15 @@ fn random_arrivals_match_a_model() {
         assert!(r.len() < REORDER_SLOTS);
     }
 }
+
+#[test]
+fn a_kept_packet_can_be_looked_at_and_removed() {
+    let mut r = Reorder::default();
+    let e = Psn::new(7);
+    kept(r.insert(Psn::new(9), e, 90));
+    assert_eq!(r.get(Psn::new(9)), Some(&90));
+    assert_eq!(r.get(Psn::new(9 + REORDER_SLOTS as u32)), None, "same slot, other PSN");
+    assert_eq!(r.remove(Psn::new(8)), None);
+    assert_eq!(r.remove(Psn::new(9)), Some(90));
+    assert!(r.is_empty());
+}
