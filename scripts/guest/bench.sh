@@ -67,10 +67,10 @@ set -euo pipefail
 csv='' logs='' tmo=60 runs=5 bw_iters=1000 rate_iters=8000 lat_iters=2000 iperf_secs=3 nvme_secs=3
 scale_qps=10000
 profile=0
-families="loop veth1500 veth9000" rows_re=. baseline=""
+families="loop veth1500 veth9000" rows_re=. baseline="" rrxe_args="recovery=3"
 usage="usage: $0 --csv FILE --logs DIR [--runs N] [--timeout S] [--bw-iters N] [--rate-iters N] \
 [--lat-iters N] [--iperf-secs S] [--nvme-secs S] [--scale-qps N] [--families LIST] [--rows REGEX] \
-[--baseline 'RRXE_MODULE_PARAMETERS'] [--profile]"
+[--baseline 'RRXE_MODULE_PARAMETERS'] [--rrxe-args 'RRXE_MODULE_PARAMETERS'] [--profile]"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--csv) csv=$2; shift 2 ;;
@@ -87,6 +87,7 @@ while [ $# -gt 0 ]; do
 	--rows) rows_re=$2; shift 2 ;;
 	--baseline) baseline=$2; shift 2 ;;
 	--profile) profile=1; shift ;;
+	--rrxe-args) rrxe_args=$2; shift 2 ;;
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
@@ -235,7 +236,9 @@ drv_load() {
 	fi
 	# shellcheck disable=SC2086 # the parameters are words
 	bounded modprobe "$1" ${MODARGS:-} || return 1
-	[ "$WIRE" != up ] || [ "${FAMILIES[0]}" != wire ] || remote timeout -k 5 "$tmo" modprobe "$1"
+	# shellcheck disable=SC2086 # the parameters are words
+	[ "$WIRE" != up ] || [ "${FAMILIES[0]}" != wire ] ||
+		remote timeout -k 5 "$tmo" modprobe "$1" ${MODARGS:-}
 }
 drv_unload() {
 	bounded modprobe -r "$1" || say "$DRV: modprobe -r $1 failed"
@@ -356,5 +359,9 @@ for ((round = 1; round <= runs; round++)); do
 		say "rdma_rxe is still loaded: skipping rrxe"
 		break
 	fi
+	# rrxe as users load it for lossy networks: selective recovery and tail probes on
+	# (module parameter recovery, off by default; RRXE_BENCH_RRXE_ARGS).
+	MODARGS=$rrxe_args
 	phase rrxe rrxe rrxe "$round"
+	MODARGS=''
 done

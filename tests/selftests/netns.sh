@@ -10,8 +10,9 @@
 # READ and a UC WRITE of 16 MiB (16384 packets each, NETNS_LONG_MB); then,
 # with netem losing, reordering, duplicating and delaying packets both ways, 32 KiB RDMA WRITEs
 # read back by RDMA READ (verbs_remote -r) and ibv_rc_pingpong must still deliver every byte
-# intact (UC/UD may legitimately stall under loss: not run), and with rrxe the responders must
-# have executed requests they kept past gaps (selective recovery; ooo_executed).
+# intact (UC/UD may legitimately stall under loss: not run), and with rrxe (loaded with
+# recovery=3) the responders must have executed requests they kept past gaps (selective
+# recovery; ooo_executed).
 # After the first RC run every run is made; the test fails naming the runs that did not pass.
 # NETNS_BUDGET (seconds, default 280) bounds the whole test: the netem run is given what is left.
 . "$(dirname "$0")/lib.sh"
@@ -57,6 +58,12 @@ trap cleanup EXIT
 
 modprobe veth || skip "no veth"
 modprobe ib_uverbs
+# rrxe with selective recovery and tail probes (module parameter recovery, off by default):
+# the netem part checks that they work.
+if is_rrxe; then
+	modprobe -r rrxe 2>/dev/null
+	modprobe rrxe recovery=3 || fail "modprobe rrxe recovery=3"
+fi
 ip netns del $A 2>/dev/null
 ip netns del $B 2>/dev/null
 ip link del va 2>/dev/null
