@@ -148,7 +148,11 @@ fn a_kept_packet_can_be_looked_at_and_removed() {
     let e = Psn::new(7);
     kept(r.insert(Psn::new(9), e, 90));
     assert_eq!(r.get(Psn::new(9)), Some(&90));
-    assert_eq!(r.get(Psn::new(9 + REORDER_SLOTS as u32)), None, "same slot, other PSN");
+    assert_eq!(
+        r.get(Psn::new(9 + REORDER_SLOTS as u32)),
+        None,
+        "same slot, other PSN"
+    );
     assert_eq!(r.remove(Psn::new(8)), None);
     assert_eq!(r.remove(Psn::new(9)), Some(90));
     assert!(r.is_empty());
