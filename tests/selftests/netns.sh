@@ -110,7 +110,7 @@ xrun() {
 	(
 		sleep $((tmo > 5 ? tmo - 3 : 2))
 		for d in "${DEV}a" "${DEV}b"; do
-			timeout 5 rdma -dd res show qp dev "$d" 2>&1 | grep -v -E 'QP1|qpn 1 '
+			timeout 5 rdma -dd res show qp link "$d/1" 2>&1 | grep -v -E 'QP1|qpn 1 '
 		done >"$out/$name.res"
 	) </dev/null >/dev/null 2>&1 &
 	watcher=$!
