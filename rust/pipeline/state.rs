@@ -233,7 +233,6 @@ impl QpPipe {
             direct_recv: None,
             held: KVec::new(),
             reorder: None,
-            replay: false,
             replayed: None,
             open: false,
         };

@@ -71,8 +71,12 @@ pub(crate) const fn static_rate_mbps(code: u8) -> Option<u32> {
 pub(crate) fn user_limit(static_rate: u8, rate_limit_kbps: u32) -> Option<Kbps> {
     // 1.6 Tb/s is 1_600_000_000 kbit/s: within u32.
     let from_static = static_rate_mbps(static_rate).and_then(|m| Kbps::new(m.saturating_mul(1000)));
-    let from_limit = Kbps::new(rate_limit_kbps);
-    match (from_static, from_limit) {
+    lower(from_static, Kbps::new(rate_limit_kbps))
+}
+
+/// The lower of two limits, either of which may be none.
+fn lower<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
@@ -81,9 +85,5 @@ pub(crate) fn user_limit(static_rate: u8, rate_limit_kbps: u32) -> Option<Kbps> 
 /// The rate a QP's pacer keeps to: the lower of the rate DCQCN allows (`cc_kbps`, `None` when
 /// it does not limit the QP) and the user's limit; `None` when the QP is not limited.
 pub(crate) fn pace_kbps(cc_kbps: Option<u32>, user: Option<Kbps>) -> Option<u32> {
-    let user = user.map(Kbps::get);
-    match (cc_kbps, user) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
+    lower(cc_kbps, user.map(Kbps::get))
 }

@@ -66,11 +66,6 @@ impl<T> Reorder<T> {
         psn.value() as usize % REORDER_SLOTS
     }
 
-    /// Whether `psn` is held.
-    pub(crate) fn holds(&self, psn: Psn) -> bool {
-        matches!(&self.slots[Self::slot(psn)], Some((p, _)) if *p == psn)
-    }
-
     /// Keeps `item` of PSN `psn` while the responder expects `epsn`.
     pub(crate) fn insert(&mut self, psn: Psn, epsn: Psn, item: T) -> Insert<T> {
         if !within_reach(psn, epsn) {

@@ -119,12 +119,16 @@ pub(super) fn next_packet(
     };
     st.since_ackreq = if ack_req { 0 } else { since_ackreq };
     if ack_req {
-        let now = now.unwrap_or_else(now_ns);
-        st.ackreq_ns = now;
-        // Timed for the round-trip time, unless it goes again (Karn) or is answered by a
-        // response rather than an ACK.
-        if cmp_psn(st.psn, st.sent_to) != Ordering::Less && !w.opcode.wants_response() {
-            st.rtt.sending(st.psn, now);
+        if let Some(now) = now {
+            st.ackreq_ns = now;
+        }
+        // Timed for the round-trip time tail probes wait by, unless it goes again (Karn) or is
+        // answered by a response rather than an ACK. No clock read without tail probes.
+        if crate::params::tail_probes()
+            && cmp_psn(st.psn, st.sent_to) != Ordering::Less
+            && !w.opcode.wants_response()
+        {
+            st.rtt.sending(st.psn, now.unwrap_or_else(now_ns));
         }
     }
     if w.opcode == WrOpcode::RdmaRead && offset > 0 {

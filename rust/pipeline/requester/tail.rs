@@ -59,16 +59,23 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
     st.probe = Some(st.psn);
     st.probe_tail = true;
     qp.device().count(Counter::TailProbes);
-    let timeout = crate::pipeline::timeout_us(snap.timeout, 0);
-    if let Some(d) = tail_probe_delay_ns(st.rtt.srtt_ns(), timeout) {
+    if let Some(d) = delay(snap, st) {
         st.tail_probe_at = Some(now.saturating_add(d));
         qp.pipe().pace.arm_ns(&ObjRef::new(qp), d.max(1));
     }
 }
 
+/// How long a tail probe waits ([`tail_probe_delay_ns`]).
+fn delay(snap: &Snapshot, st: &SendState) -> Option<u64> {
+    tail_probe_delay_ns(
+        st.rtt.srtt_ns(),
+        crate::pipeline::timeout_us(snap.timeout, 0),
+    )
+}
+
 /// At the end of a run that has nothing more to send: a tail probe is planned for later, and
-/// the QP's high-resolution timer armed for it (a no-op while it is armed already, for pacing
-/// or for this probe, whichever comes first; the run it wakes plans again).
+/// the QP's high-resolution timer armed for it (shared with pacing: it fires at the earlier
+/// deadline, and the run it wakes plans again).
 pub(super) fn plan(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) {
     if snap.qp_type != QpType::Rc || !unanswered(st) || !crate::params::tail_probes() {
         return;
@@ -77,8 +84,7 @@ pub(super) fn plan(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) {
     let at = match st.tail_probe_at {
         Some(at) => at,
         None => {
-            let timeout = crate::pipeline::timeout_us(snap.timeout, 0);
-            let Some(d) = tail_probe_delay_ns(st.rtt.srtt_ns(), timeout) else {
+            let Some(d) = delay(snap, st) else {
                 return;
             };
             let at = now.saturating_add(d);

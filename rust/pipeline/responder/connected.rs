@@ -383,7 +383,8 @@ impl<'a> Request<'a> {
         }
         // A request kept past a gap is acknowledged whatever its AckReq: the requester learns
         // at once that it need not send it again.
-        if self.rc && (bth.ack_req || st.replay) && self.h.info.kind != OpKind::ReadRequest {
+        let kept = st.replayed == Some(bth.psn);
+        if self.rc && (bth.ack_req || kept) && self.h.info.kind != OpKind::ReadRequest {
             st.ack_due = Some(bth.psn);
             self.qp.pipe().reply_due();
         }

@@ -177,13 +177,11 @@ pub(crate) fn take_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -
         None => (None, 0),
     };
     if let Some(kept) = due {
-        st.replay = true;
         st.replayed = Some(epsn);
         drop(st);
         qp.device().count(Counter::OooExecuted);
         return Some(kept.skb);
     }
-    st.replay = false;
     let executed = st.replayed.take().is_some_and(|p| p != epsn);
     if left == 0 {
         pipe.reordering.store(false, Relaxed);

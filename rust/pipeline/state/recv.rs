@@ -142,11 +142,10 @@ pub(crate) struct RecvState {
     /// The requests kept past a gap (RC), allocated by the first
     /// (`crate::pipeline::responder::reorder`).
     pub(in crate::pipeline) reorder: crate::pipeline::responder::Store,
-    /// The packet being handled was kept past a gap: it is acknowledged whatever its AckReq,
-    /// so the requester learns at once how far the responder got.
-    pub(in crate::pipeline) replay: bool,
     /// The PSN of the last kept packet handed out for execution, until the next look at the
-    /// store: whether the expected PSN moved past it tells that it was executed.
+    /// store: the packet being handled at that PSN was kept past a gap (it is acknowledged
+    /// whatever its AckReq, so the requester learns at once how far the responder got), and
+    /// whether the expected PSN moved past it tells that it was executed.
     pub(in crate::pipeline) replayed: Option<crate::proto::psn::Psn>,
     /// The QP is in RTR, RTS or SQD by the last transition: requests may be executed and
     /// receive WQEs taken. Cleared under this lock by the move to ERR or RESET, before the
