@@ -25,6 +25,12 @@
 #include "attack.h"
 #include "raw_ring.h"
 
+/*
+ * Flushes measured before the lateness check fails: the guest's vCPU is a host thread, and a
+ * busy host can stop it for tens of milliseconds in any one of them.
+ */
+#define FLUSH_ATTEMPTS 3
+
 /* What the probe thread shares with the test. */
 struct probe {
 	volatile int stop, measuring;
@@ -74,20 +80,62 @@ static void *probe_thread(void *arg)
 	return NULL;
 }
 
+/* One measured flush of a full ring; 1 when the worst lateness is within the limit. */
+static int flush_once(struct lp *l, struct rxe_queue_buf *sq, int attempt)
+{
+	struct timespec d = { 0, 300 * 1000 * 1000 };
+	struct probe p = { 0 };
+	double t0, bell, drained;
+	uint32_t prod;
+	pthread_t t;
+	int e, ok;
+
+	if (pthread_create(&t, NULL, probe_thread, &p)) {
+		CHECK(0, "probe started");
+		return 1;
+	}
+	nanosleep(&d, NULL);
+	/* A full ring: the producer one slot behind the consumer. */
+	prod = (__atomic_load_n(&sq->consumer_index, __ATOMIC_ACQUIRE) + sq->index_mask) &
+	       sq->index_mask;
+	__atomic_store_n(&sq->producer_index, prod, __ATOMIC_RELEASE);
+	p.measuring = 1;
+	t0 = now();
+	e = doorbell(l->qp);
+	bell = now() - t0;
+	nanosleep(&d, NULL);
+	p.measuring = 0;
+	/* The C rxe flushes from a work item: wait for it (10 s at most). */
+	while (__atomic_load_n(&sq->consumer_index, __ATOMIC_ACQUIRE) != prod && now() - t0 < 10)
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	drained = now() - t0;
+	p.stop = 1;
+	pthread_join(t, NULL);
+	printf("# flush %d of %u WQEs: doorbell %.3f s (%s), ring empty after %.3f s; probe: %ld "
+	       "wakeups, worst lateness idle %.3f ms, during the flush %.3f ms\n",
+	       attempt, sq->index_mask, bell, e ? strerror(e) : "ok", drained, p.wakeups,
+	       p.idle_max * 1e3, p.busy_max * 1e3);
+	CHECK(p.idle_max >= 0, "the probe ran SCHED_FIFO on CPU 0");
+	if (strict)
+		CHECK(!e && __atomic_load_n(&sq->consumer_index, __ATOMIC_ACQUIRE) == prod,
+		      "the doorbell flushed every WQE");
+	ok = p.busy_max < 0.02 + p.idle_max && p.busy_max < bell / 4;
+	if (strict && (ok || attempt == FLUSH_ATTEMPTS))
+		CHECK(ok, "the flush kept CPU 0 at most %.3f ms at a time (limit idle + 20 ms, and a "
+		      "quarter of the doorbell's %.3f s; attempt %d of %d)", p.busy_max * 1e3, bell,
+		      attempt, FLUSH_ATTEMPTS);
+	return ok || !strict;
+}
+
 static void flush_deep(void)
 {
 	const char *env = getenv("FLUSH_DEEP_LOG2");
 	int log2 = env ? atoi(env) : 20;
 	struct ibv_qp_cap cap = { .max_send_wr = (1u << log2) - 1, .max_recv_wr = 16,
 				  .max_send_sge = 1, .max_recv_sge = 16 };
-	struct timespec d = { 0, 300 * 1000 * 1000 };
-	struct probe p = { 0 };
 	struct rxe_queue_buf *sq;
-	double t0, bell, drained;
-	uint32_t prod;
-	pthread_t t;
 	struct lp l;
-	int e;
+	int attempt;
 
 	/* Send slots of 256 bytes, receive slots of 512: no CQ of this process has either. */
 	if (lp_create(&l, 0, cap)) {
@@ -106,40 +154,15 @@ static void flush_deep(void)
 		return;
 	}
 	lp_drain(&l);
-	if (pin_to_cpu0() || pthread_create(&t, NULL, probe_thread, &p)) {
-		CHECK(0, "pinned to CPU 0, probe started");
+	if (pin_to_cpu0()) {
+		CHECK(0, "pinned to CPU 0");
 		lp_destroy(&l);
 		return;
 	}
-	nanosleep(&d, NULL);
-	/* A full ring: the producer one slot behind the consumer. */
-	prod = (__atomic_load_n(&sq->consumer_index, __ATOMIC_ACQUIRE) + sq->index_mask) &
-	       sq->index_mask;
-	__atomic_store_n(&sq->producer_index, prod, __ATOMIC_RELEASE);
-	p.measuring = 1;
-	t0 = now();
-	e = doorbell(l.qp);
-	bell = now() - t0;
-	nanosleep(&d, NULL);
-	p.measuring = 0;
-	/* The C rxe flushes from a work item: wait for it (10 s at most). */
-	while (__atomic_load_n(&sq->consumer_index, __ATOMIC_ACQUIRE) != prod && now() - t0 < 10)
-		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
-	drained = now() - t0;
-	p.stop = 1;
-	pthread_join(t, NULL);
-	printf("# flush of %u WQEs: doorbell %.3f s (%s), ring empty after %.3f s; probe: %ld "
-	       "wakeups, worst lateness idle %.3f ms, during the flush %.3f ms\n",
-	       sq->index_mask, bell, e ? strerror(e) : "ok", drained, p.wakeups,
-	       p.idle_max * 1e3, p.busy_max * 1e3);
-	CHECK(p.idle_max >= 0, "the probe ran SCHED_FIFO on CPU 0");
-	if (strict)
-		CHECK(!e && __atomic_load_n(&sq->consumer_index, __ATOMIC_ACQUIRE) == prod,
-		      "the doorbell flushed every WQE");
-	if (strict)
-		CHECK(p.busy_max < 0.02 + p.idle_max && p.busy_max < bell / 4,
-		      "the flush kept CPU 0 at most %.3f ms at a time (limit idle + 20 ms, and a "
-		      "quarter of the doorbell's %.3f s)", p.busy_max * 1e3, bell);
+	/* A real long section shows in every attempt; the host taking the vCPU away, in one. */
+	for (attempt = 1; attempt <= FLUSH_ATTEMPTS; attempt++)
+		if (flush_once(&l, sq, attempt))
+			break;
 	lp_drain(&l);
 	lp_destroy(&l);
 }
