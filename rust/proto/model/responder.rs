@@ -10,8 +10,11 @@
 //!   are checked). Messages are matched in order, each used once, each sent after the
 //!   generation's QP became ready and before the completion. On RC, the responder executes
 //!   every PSN once and in order (9.7.4.1.3, duplicates are not re-executed): each message's
-//!   PSNs follow the previous one's and start at or after the generation's RQ PSN. On UC a new
-//!   FIRST or ONLY may start anywhere (9.8.3), but a message missing a packet never completes.
+//!   PSNs follow the previous one's and start at or after the generation's RQ PSN. The order
+//!   of PSNs is all that binds RC, not the order packets were sent in: a responder that keeps
+//!   requests past a gap (selective recovery) executes a packet sent before the one that
+//!   fills the gap after it. On UC a new FIRST or ONLY may start anywhere (9.8.3), but a
+//!   message missing a packet never completes, and its packets are used in the order sent.
 //! - S2: LOC_LEN needs a SEND message (complete or not) longer than the receive buffer; a flush
 //!   follows an error as for the requester. Other statuses are not judged.
 //!
@@ -37,7 +40,7 @@ const MAX_STATES: usize = 16;
 const MAX_TRIES: usize = 512;
 
 /// Where the matching of a generation's messages may stand: the next packet index a message
-/// may use, and (RC) the last PSN used so far.
+/// may use (UC; 0 on RC, where PSNs alone order messages), and (RC) the last PSN used so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct State {
     next: usize,
@@ -201,9 +204,13 @@ impl Responder {
         let states = self.states_of(g);
         let rc = self.q == QpKind::Rc;
         let fits_state = |first: usize, psn: crate::proto::psn::Psn| {
-            states
-                .iter()
-                .any(|s| first >= s.next && (!rc || after(psn, s.psn)))
+            states.iter().any(|s| {
+                if rc {
+                    after(psn, s.psn)
+                } else {
+                    first >= s.next
+                }
+            })
         };
         let mut found: Vec<State> = Vec::new();
         let mut tried = 0usize;
@@ -213,8 +220,12 @@ impl Responder {
             chunk_len(0, n, c.len, mtu),
             c.chunks.first().copied().unwrap_or(0),
         );
-        // No message may start before the earliest place the matching may stand at.
-        let min_next = states.iter().map(|s| s.next).min().unwrap_or(0);
+        // No UC message may start before the earliest place the matching may stand at.
+        let min_next = if rc {
+            0
+        } else {
+            states.iter().map(|s| s.next).min().unwrap_or(0)
+        };
         let from = span.start.max(min_next);
         let firsts = self.sends.get(&k0).map_or(&[][..], Vec::as_slice);
         let firsts = &firsts[firsts.partition_point(|&x| x < from)..];
@@ -236,7 +247,12 @@ impl Responder {
                     c.chunks.get(i as usize).copied().unwrap_or(0),
                 );
                 let list = self.sends.get(&k).map_or(&[][..], Vec::as_slice);
-                let from = list.partition_point(|&x| x <= prev);
+                // RC: any packet sent in the span at this PSN (kept ones came earlier).
+                let from = if rc {
+                    0
+                } else {
+                    list.partition_point(|&x| x <= prev)
+                };
                 let next = list[from..].iter().copied().find(|&x| {
                     let q = &pkts[x];
                     span.contains(&x)
@@ -257,15 +273,15 @@ impl Responder {
             }
             if ok {
                 found.push(State {
-                    next: prev + 1,
-                    psn: pkts[prev].psn,
+                    next: if rc { 0 } else { prev + 1 },
+                    psn: p.psn.wrapping_add(n - 1),
                 });
             }
         }
         // RDMA WRITE with immediate: the last packet, then back to the first, each the latest.
         if c.imm.is_some() {
             let span = from..span.end.max(from);
-            self.writes_with_imm(pkts, &span, c, mtu, n, &fits_state, &mut found);
+            self.writes_with_imm(pkts, &span, c, (mtu, n, rc), &fits_state, &mut found);
         }
         if found.is_empty() {
             let why = match broke {
@@ -301,15 +317,14 @@ impl Responder {
         Verdict::Pass
     }
 
-    /// S1 for an RDMA WRITE with immediate of `c.len` bytes and the flagged immediate data.
-    #[allow(clippy::too_many_arguments)]
+    /// S1 for an RDMA WRITE with immediate of `c.len` bytes in `n` packets of `mtu` and the
+    /// flagged immediate data; on RC (`rc`) its packets may have been sent in any order.
     fn writes_with_imm(
         &self,
         pkts: &[Packet],
         span: &core::ops::Range<usize>,
         c: &Recv<'_>,
-        mtu: u32,
-        n: u32,
+        (mtu, n, rc): (u32, u32, bool),
         fits_state: &dyn Fn(usize, crate::proto::psn::Psn) -> bool,
         found: &mut Vec<State>,
     ) {
@@ -335,7 +350,11 @@ impl Responder {
                     Op::WriteMiddle
                 };
                 let list = self.writes.get(&psn.value()).map_or(&[][..], Vec::as_slice);
-                let to = list.partition_point(|&x| x < at);
+                let to = if rc {
+                    list.len()
+                } else {
+                    list.partition_point(|&x| x < at)
+                };
                 let prev =
                     list[..to].iter().rev().copied().find(|&x| {
                         span.contains(&x) && pkts[x].op == Some(op) && pkts[x].len == mtu
@@ -350,7 +369,7 @@ impl Responder {
             }
             if ok && fits_state(at, pkts[at].psn) {
                 found.push(State {
-                    next: l + 1,
+                    next: if rc { 0 } else { l + 1 },
                     psn: p.psn,
                 });
             }
@@ -380,17 +399,17 @@ fn last_ok(p: &Packet, i: u32, n: u32, c: &Recv<'_>) -> bool {
 }
 
 /// Keeps the states no other dominates (one that lets every later message match that this one
-/// lets match), at most [`MAX_STATES`].
+/// lets match), at most [`MAX_STATES`]. On RC that is the one with the earliest last PSN.
 fn prune(mut v: Vec<State>, rc: bool) -> Vec<State> {
-    v.sort_by_key(|s| s.next);
-    let mut out: Vec<State> = Vec::new();
-    for s in v {
-        // Every kept state has a smaller or equal `next`: it dominates `s` unless `s` used an
-        // earlier PSN (which only RC cares about).
-        let dominated = !rc || out.iter().any(|k| !after(k.psn, s.psn));
-        if (!dominated && out.len() < MAX_STATES) || out.is_empty() {
-            out.push(s);
-        }
+    if rc {
+        let first = v
+            .iter()
+            .copied()
+            .reduce(|a, b| if after(a.psn, b.psn) { b } else { a });
+        return first.into_iter().collect();
     }
-    out
+    v.sort_by_key(|s| s.next);
+    // Every kept state has a smaller or equal `next`: it dominates the later ones.
+    v.truncate(1);
+    v
 }

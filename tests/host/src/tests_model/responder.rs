@@ -96,6 +96,48 @@ fn s1_forged_copy_at_a_wrong_psn_does_not_mislead() {
 }
 
 #[test]
+fn s1_rc_orders_by_psn_not_by_sending() {
+    // Selective recovery: the responder keeps what arrives past a gap (501, 502, sent first)
+    // and executes it once the gap (500) is filled, each PSN once and in PSN order.
+    let two = "00000000000000b1,00000000000000b2";
+    let sent = |q: u32, off: u8| {
+        let mut t = Tb::new(0, 500);
+        t.req(1, SEND_FIRST | off, q, 501, 0, 1024, 0xb1)
+            .req(1, SEND_LAST | off, q, 502, 0, 8, 0xb2)
+            .req(2, SEND_ONLY | off, q, 500, 0, 8, 0xaa);
+        t
+    };
+    let mut t = sent(RC, 0);
+    t.recv(3, "rc", 0, 8, 0, 0, 0, "00000000000000aa");
+    t.recv(3, "rc", 0, 1032, 0, 0, 0, two);
+    verdict(&t.run(), &[]);
+    // Still once: a second completion of the kept message lies.
+    t.recv(3, "rc", 0, 1032, 0, 0, 0, two);
+    verdict(&t.run(), &["S1"]);
+    // Still in PSN order: the kept message cannot complete before the gap's.
+    let mut t = sent(RC, 0);
+    t.recv(3, "rc", 0, 1032, 0, 0, 0, two);
+    t.recv(3, "rc", 0, 8, 0, 0, 0, "00000000000000aa");
+    verdict(&t.run(), &["S1"]);
+    // A message's own packets too: its FIRST sent again after its LAST was kept.
+    let mut t = Tb::new(0, 500);
+    t.req(1, SEND_LAST, RC, 501, 0, 8, 0xb2)
+        .req(2, SEND_FIRST, RC, 500, 0, 1024, 0xb1);
+    t.recv(3, "rc", 0, 1032, 0, 0, 0, two);
+    verdict(&t.run(), &[]);
+    let mut t = Tb::new(0, 100);
+    t.req(1, WRITE_LAST_IMM, RC, 101, 0x42, 10, 2)
+        .req(2, WRITE_FIRST, RC, 100, 0, 1024, 1);
+    t.recv(3, "rc", 0, 1034, 1, 0x42, 0, two);
+    verdict(&t.run(), &[]);
+    // UC keeps nothing: the messages complete in the order they were sent.
+    let mut t = sent(UC, 0x20);
+    t.recv(3, "uc", 0, 8, 0, 0, 0, "00000000000000aa");
+    t.recv(3, "uc", 0, 1032, 0, 0, 0, two);
+    verdict(&t.run(), &["S1"]);
+}
+
+#[test]
 fn s1_immediate_and_invalidate() {
     let mut t = Tb::new(0, 100);
     t.req(1, SEND_ONLY_IMM, RC, 100, 0x1234_5678, 8, 0xaa);
