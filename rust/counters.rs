@@ -143,6 +143,11 @@ pub(crate) enum Counter {
     /// A requester with nothing more to send probed for lost tail packets or ACKs
     /// (`tail_probes`, `pipeline/requester/tail.rs`).
     TailProbes = FIRST_DROP as isize + DROPS as isize + 11,
+    /// A READ response that arrived past a gap, placed at once (`read_placed`,
+    /// `pipeline/completer/read_gaps.rs`).
+    ReadPlaced = FIRST_DROP as isize + DROPS as isize + 12,
+    /// A request asking again for a missing run of a READ's responses (`read_asked`).
+    ReadAsked = FIRST_DROP as isize + DROPS as isize + 13,
 }
 
 /// The first of the drop counters (rrxe's own, after rxe's 17), in [`DropReason`] order.
@@ -179,7 +184,7 @@ pub(crate) fn drop_index(r: DropReason) -> usize {
 const DROPS: usize = 20;
 
 /// Number of counters.
-pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 12;
+pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 14;
 
 /// The names, in index order (rxe's `rxe_counter_descs`).
 pub(crate) static DESCS: [StatDesc; COUNT] = [
@@ -232,6 +237,8 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"ooo_kept"),
     StatDesc::new(c"ooo_executed"),
     StatDesc::new(c"tail_probes"),
+    StatDesc::new(c"read_placed"),
+    StatDesc::new(c"read_asked"),
 ];
 
 /// A device's counter values.

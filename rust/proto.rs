@@ -46,6 +46,8 @@ pub(crate) mod qp_attr;
 pub(crate) mod qp_state;
 #[path = "proto/rate.rs"]
 pub(crate) mod rate;
+#[path = "proto/read_gaps.rs"]
+pub(crate) mod read_gaps;
 #[path = "proto/recovery.rs"]
 pub(crate) mod recovery;
 #[path = "proto/reorder.rs"]

@@ -324,7 +324,10 @@ fn on_ack(
             if st.rtt.sampling() {
                 st.rtt.acked(last_acked.psn(), crate::kernel_ext::now_ns());
             }
-            if ack_up_to(&mut st, last_acked.acks_through()) {
+            // An unanswered READ before what this acknowledges lost responses: asked for
+            // again, selectively when it can be, else from there on.
+            let lost = ack_up_to(&mut st, last_acked.acks_through());
+            if !read_gaps::recover(&mut st, last_acked.psn(), lost) && lost {
                 out.fatal = retry(qp, &mut st, RetryCause::Response);
             }
         }
@@ -488,3 +491,4 @@ fn retire(qp: &Qp<RrxeDevice>, snap: &Snapshot, t: &Track, status: WcStatus) -> 
 
 mod answer;
 mod kunit;
+mod read_gaps;

@@ -11,6 +11,7 @@ mod tail;
 
 use super::{
     odp::Side,
+    sinks::Remote,
     state::{
         Progress,
         Resume,
@@ -36,6 +37,7 @@ use crate::{
         wqe::{
             SendFlags,
             SendWqe,
+            WrDetail,
             WrOpcode, //
         },
         wqe_encode, wqe_parse,
@@ -77,6 +79,13 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
         return res;
     }
     tail::probe_if_due(qp, snap, &mut st);
+    // A request asking again for a missing run of READ responses goes first.
+    if !out.is_full() {
+        if let Some(item) = packet::read_ask(qp, snap, &mut st) {
+            out.push(item);
+            res.progressed = true;
+        }
+    }
     // Nothing more to send (no WQE posted): a tail probe may be due later. Not for a WQE that
     // waits for room: ACKs for what is in flight are coming, and the timeout covers the last.
     let mut idle = false;
@@ -252,7 +261,15 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
             ..
         } = &mut *st;
         let slot = &*slot;
-        let Some(sink) = sinks.take(*rd_outstanding, |k| w.sge(slot, k), w.num_sge) else {
+        let remote = Remote {
+            va: w.iova,
+            rkey: match w.detail {
+                WrDetail::Rdma { rkey } => rkey,
+                _ => 0,
+            },
+        };
+        let sge = |k| w.sge(slot, k);
+        let Some(sink) = sinks.take(*rd_outstanding, sge, w.num_sge, remote) else {
             return Start::Blocked;
         };
         track.sink = Some(sink);
@@ -381,6 +398,9 @@ pub(crate) fn rewind(st: &mut SendState) {
     st.probe = None;
     st.probe_tail = false;
     st.tail_probe_at = None;
+    // The READs after it are asked for again whole.
+    st.placed.clear();
+    st.read_ask = None;
     // An answer to a packet sent again could be either copy's (Karn).
     st.rtt.cancel();
 }

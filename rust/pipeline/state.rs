@@ -210,6 +210,8 @@ impl QpPipe {
             resume: None,
             asked_again: None,
             read_resumed_at: None,
+            placed: Default::default(),
+            read_ask: None,
             probe: None,
             probe_tail: false,
             peer: Default::default(),

@@ -113,24 +113,34 @@ impl AckedThrough {
 /// (counted from the READ's first PSN) of a READ of `length` bytes with path MTU `mtu` carries
 /// exactly one MTU unless it is the last, and the last carries the rest (a zero-length READ:
 /// one empty response). Its opcode's `position` must fit too (9.7.4.1.2): it ends the message
-/// (LAST or ONLY) at the last place and only there, as an early LAST would complete the READ
-/// with bytes missing; it starts one (FIRST or ONLY) at the first place, and elsewhere only
-/// where the requester asked for the rest again (`resumed_at`, the place of its latest READ
-/// request after a gap or a retransmission: the responder answers that as a new READ, from a
-/// FIRST or ONLY). A MIDDLE or LAST at the first place, or a FIRST nobody asked for, is no
-/// response of any responder's.
+/// (LAST or ONLY) at the last place, and before it only at the last place of a run the
+/// requester asked for again (`ask_end`: the responder answers the range the request's RETH
+/// names; such a LAST completes nothing, as a READ completes only when each of its responses
+/// came); it starts one (FIRST or ONLY) at the first place, and elsewhere only where the
+/// requester asked for the rest again (`resumed_at`, the place of its latest READ request
+/// after a retransmission: a responder that never saw the READ answers that as a new one, from
+/// a FIRST or ONLY). A MIDDLE or LAST at the first place, or a FIRST or early LAST nobody
+/// asked for, is no response of any responder's.
 pub(crate) fn read_response_fits(
     length: u32,
     mtu: u32,
     index: u32,
-    resumed_at: Option<u32>,
+    (resumed_at, ask_end): (Option<u32>, Option<u32>),
     position: Position,
     payload_len: usize,
 ) -> bool {
     let Some(count) = super::seq::packets_for(length, mtu) else {
         return false;
     };
-    if index >= count || position.ends_message() != (index == count - 1) {
+    if index >= count {
+        return false;
+    }
+    let end_fits = if index == count - 1 {
+        position.ends_message()
+    } else {
+        !position.ends_message() || ask_end == Some(index)
+    };
+    if !end_fits {
         return false;
     }
     // Elsewhere than the first place, a continuation fits where the READ was asked for again

@@ -9,6 +9,7 @@ use super::{
     ack_up_to,
     progress,
     psn_le,
+    read_gaps,
     retry,
     CompOutcome,
     SendGuard, //
@@ -84,6 +85,17 @@ pub(super) fn on_answer(
 ) -> CompOutcome {
     let mut out = CompOutcome::default();
     let is_read = h.info.kind == OpKind::ReadResponse;
+    let selective = crate::params::selective_recovery();
+    if is_read && selective {
+        if let Some(j) = read_gaps::read_of(&mut st, psn.psn()) {
+            ack_up_to(&mut st, psn.acks_before());
+            if psn.psn() != st.comp_psn {
+                let out = read_gaps::place(qp, snap, &mut st, (h, payload), psn.psn(), j);
+                read_gaps::recover(&mut st, psn.psn(), false);
+                return out;
+            }
+        }
+    }
     if answered_wqe(&mut st, psn.psn(), is_read).is_none() {
         return CompOutcome::drop(DropReason::StaleResponse);
     }
@@ -101,11 +113,12 @@ pub(super) fn on_answer(
     let index = psn.psn().distance_from(t.first_psn);
     if is_data {
         let resumed_at = st.read_resumed_at.map(|p| p.distance_from(t.first_psn));
+        let ask_end = st.read_ask.map(|a| a.end.distance_from(t.first_psn));
         let fits = window::read_response_fits(
             t.length,
             snap.mtu,
             index,
-            resumed_at,
+            (resumed_at, ask_end),
             position,
             payload.len(),
         );
@@ -138,7 +151,13 @@ pub(super) fn on_answer(
     };
     st.comp_psn = psn.psn().next();
     progress(&mut st);
-    let last = !is_read || ends;
+    // A READ's last response completes it (an early LAST, at the end of a run asked for
+    // again, does not).
+    let last = if is_data {
+        psn.psn() == t.last_psn
+    } else {
+        !is_read || ends
+    };
     if last || status != WcStatus::Success {
         if let Some(e) = st.entry(i) {
             e.done = Some(status);
@@ -148,6 +167,10 @@ pub(super) fn on_answer(
             st.sinks.retire_oldest();
         }
         out.fatal = status != WcStatus::Success;
+    }
+    if selective && !out.fatal {
+        read_gaps::advance(&mut st);
+        read_gaps::recover(&mut st, psn.psn(), false);
     }
     out
 }
@@ -186,7 +209,7 @@ fn answered(
 
 /// Writes response data into the local buffers of entry `i` at message byte `offset`: the
 /// copy its sink took when the request started, never the ring.
-fn deliver_local(
+pub(super) fn deliver_local(
     qp: &Qp<RrxeDevice>,
     snap: &Snapshot,
     st: &mut SendState,

@@ -6,6 +6,7 @@
 
 use super::mtu_of;
 use crate::{
+    counters::Counter,
     device::RrxeDevice,
     ib::{
         AddressVector,
@@ -44,6 +45,7 @@ use crate::{
         },
         psn::cmp_psn,
         qp_state::QpType,
+        read_gaps::ReadAsk,
         seq,
         wqe::{
             SendFlags,
@@ -141,6 +143,58 @@ pub(super) fn next_packet(
         av,
         src_port: snap.src_port,
     }))
+}
+
+/// The request asking again for a run of the oldest unanswered READ's responses
+/// ([`crate::proto::read_gaps`]), if one is due: a READ request at the run's first PSN whose
+/// RETH names the run's bytes of the READ's remote buffer (copied with its sink). It takes no
+/// new PSN; the next new PSN is remembered, as an answer from there on shows the responder
+/// answered the ask. An ask that names no outstanding READ any more is dropped.
+pub(super) fn read_ask(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Option<TxItem> {
+    let a = st.read_ask.filter(|a| a.after.is_none())?;
+    let t = st.oldest_unfinished().and_then(|i| st.entry(i).copied());
+    let t = t.filter(|t| {
+        t.opcode == WrOpcode::RdmaRead
+            && cmp_psn(a.start, t.first_psn) != Ordering::Less
+            && cmp_psn(a.end, t.last_psn) != Ordering::Greater
+            && cmp_psn(a.end, a.start) != Ordering::Less
+    });
+    let (Some(t), Some(sink)) = (t, t.and_then(|t| t.sink)) else {
+        st.read_ask = None;
+        return None;
+    };
+    let remote = st.sinks.remote(sink);
+    let skip = a.start.distance_from(t.first_psn).checked_mul(snap.mtu)?;
+    let runs = (a.end.distance_from(a.start) + 1).checked_mul(snap.mtu)?;
+    let len = t.length.checked_sub(skip)?.min(runs);
+    let mut h = TransportHeaders::new(Bth {
+        opcode: seq::request_opcode(QpType::Rc, WrOpcode::RdmaRead, Position::Only)?,
+        solicited: false,
+        mig_req: false,
+        pad: 0,
+        pkey: DEFAULT_PKEY,
+        fecn: false,
+        becn: false,
+        dest_qpn: snap.dest_qpn,
+        ack_req: false,
+        psn: a.start,
+    });
+    h.reth = Some(Reth {
+        va: remote.va.checked_add(u64::from(skip))?,
+        rkey: remote.rkey,
+        dma_len: len,
+    });
+    let skb = xmit::build(qp.device(), &h, 0, |_| Ok(())).ok()?;
+    st.read_ask = Some(ReadAsk {
+        after: Some(st.psn),
+        ..a
+    });
+    qp.device().count(Counter::ReadAsked);
+    Some(TxItem {
+        skb,
+        av: snap.av,
+        src_port: snap.src_port,
+    })
 }
 
 /// Where the packet goes: the connected QP's peer, or a UD WQE's address handle (of the QP's

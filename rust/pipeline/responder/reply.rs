@@ -373,13 +373,27 @@ pub(super) fn duplicate(
                     {
                         return Err(DropReason::BadRkey);
                     }
+                    // From the duplicate's PSN to the end of the range its RETH names, when
+                    // that range is the READ's own from there (a requester that placed the
+                    // responses after a gap asks for the run it misses; C rxe answers the
+                    // same), else to the READ's end.
+                    let start = psn.distance_from(p);
+                    let end = h
+                        .headers
+                        .reth
+                        .filter(|r| {
+                            let at = u64::from(start).saturating_mul(u64::from(snap.mtu));
+                            r.rkey == rkey && r.dma_len > 0 && va.checked_add(at) == Some(r.va)
+                        })
+                        .and_then(|r| seq::packets_for(r.dma_len, snap.mtu))
+                        .map_or(npkts, |n| start.saturating_add(n).min(npkts));
                     st.read = Some(ReadOut {
                         rkey,
                         va,
                         len,
                         psn: p,
-                        npkts,
-                        sent: psn.distance_from(p),
+                        npkts: end,
+                        sent: start,
                     });
                     qp.pipe().reply_due();
                     Ok(())

@@ -14,6 +14,10 @@ use crate::proto::{
         cmp_psn,
         Psn, //
     },
+    read_gaps::{
+        Placed,
+        ReadAsk, //
+    },
     recovery::{
         PeerRecovery,
         Rtt, //
@@ -169,6 +173,11 @@ pub(crate) struct SendState {
     /// after a gap or a retransmission, always for the oldest WQE): its responses start there
     /// again, from a FIRST or ONLY ([`crate::proto::window::read_response_fits`]).
     pub(in crate::pipeline) read_resumed_at: Option<Psn>,
+    /// Selective recovery: READ responses placed past a gap ([`crate::proto::read_gaps`]).
+    pub(in crate::pipeline) placed: Placed,
+    /// Selective recovery: the request asking again for a missing run of the oldest
+    /// unanswered READ's responses, to be sent or waiting for its answer.
+    pub(in crate::pipeline) read_ask: Option<ReadAsk>,
     /// Selective recovery: after a sequence NAK the packet at this PSN is sent alone, and the
     /// requester waits for its answer ([`crate::proto::recovery`]).
     pub(in crate::pipeline) probe: Option<Psn>,
@@ -195,6 +204,8 @@ impl SendState {
         self.comp_psn = psn;
         self.sent_to = psn;
         self.acked_ahead = None;
+        self.placed.clear();
+        self.read_ask = None;
         self.probe = None;
         self.probe_tail = false;
         self.peer = PeerRecovery::default();

@@ -50,6 +50,8 @@ mod tests_qp_state;
 #[cfg(test)]
 mod tests_rate;
 #[cfg(test)]
+mod tests_read_gaps;
+#[cfg(test)]
 mod tests_recovery;
 #[cfg(test)]
 mod tests_reorder;

@@ -67,7 +67,7 @@ fn read_responses_carry_one_mtu_until_the_last() {
         Last,
         Middle, //
     };
-    let fits = |i, pos, n| read_response_fits(10_000, 1024, i, None, pos, n);
+    let fits = |i, pos, n| read_response_fits(10_000, 1024, i, (None, None), pos, n);
     // 10000 bytes at MTU 1024: ten responses, nine full, the last 784 bytes.
     for i in 0..9 {
         let pos = if i == 0 { First } else { Middle };
@@ -94,13 +94,13 @@ fn read_responses_start_where_the_read_was_asked_for() {
         Middle,
         Only, //
     };
-    let fits = |i, resumed, pos, n| read_response_fits(3000, 1024, i, resumed, pos, n);
+    let fits = |i, resumed, pos, n| read_response_fits(3000, 1024, i, (resumed, None), pos, n);
     // The first place starts the message: never a MIDDLE or LAST there.
     assert!(fits(0, None, First, 1024));
     assert!(!fits(0, None, Middle, 1024));
     assert!(!fits(0, Some(0), Middle, 1024));
-    assert!(read_response_fits(100, 1024, 0, None, Only, 100));
-    assert!(!read_response_fits(100, 1024, 0, None, Last, 100));
+    assert!(read_response_fits(100, 1024, 0, (None, None), Only, 100));
+    assert!(!read_response_fits(100, 1024, 0, (None, None), Last, 100));
     // A FIRST in the middle only where the READ was asked for again.
     assert!(!fits(1, None, First, 1024));
     assert!(!fits(1, Some(2), First, 1024));
@@ -115,23 +115,56 @@ fn read_responses_start_where_the_read_was_asked_for() {
 }
 
 #[test]
+fn an_early_last_only_at_the_end_of_a_run_asked_for() {
+    use Position::{
+        Last,
+        Middle, //
+    };
+    // 10000 bytes at MTU 1024; the run 3..=5 asked for again.
+    let fits = |i, ask_end, pos, n| read_response_fits(10_000, 1024, i, (None, ask_end), pos, n);
+    assert!(fits(5, Some(5), Last, 1024));
+    assert!(fits(4, Some(5), Middle, 1024));
+    assert!(!fits(4, Some(5), Last, 1024));
+    assert!(!fits(5, None, Last, 1024));
+    // Full MTU still: a short LAST at the run's end is no response.
+    assert!(!fits(5, Some(5), Last, 100));
+    // The READ's own last place is unchanged.
+    assert!(fits(9, Some(5), Last, 784));
+    assert!(!fits(9, Some(9), Middle, 784));
+}
+
+#[test]
 fn single_and_empty_read_responses() {
     use Position::{
         Last,
         Middle,
         Only, //
     };
-    assert!(read_response_fits(0, 1024, 0, None, Only, 0));
-    assert!(!read_response_fits(0, 1024, 0, None, Only, 1));
-    assert!(read_response_fits(1024, 1024, 0, None, Only, 1024));
-    assert!(!read_response_fits(1024, 1024, 0, None, Only, 1025));
-    assert!(read_response_fits(2048, 1024, 1, None, Last, 1024));
-    assert!(read_response_fits(1, 4096, 0, None, Only, 1));
+    assert!(read_response_fits(0, 1024, 0, (None, None), Only, 0));
+    assert!(!read_response_fits(0, 1024, 0, (None, None), Only, 1));
+    assert!(read_response_fits(1024, 1024, 0, (None, None), Only, 1024));
+    assert!(!read_response_fits(1024, 1024, 0, (None, None), Only, 1025));
+    assert!(read_response_fits(2048, 1024, 1, (None, None), Last, 1024));
+    assert!(read_response_fits(1, 4096, 0, (None, None), Only, 1));
     // A zero MTU has no geometry.
-    assert!(!read_response_fits(100, 0, 0, None, Only, 100));
+    assert!(!read_response_fits(100, 0, 0, (None, None), Only, 100));
     // The largest message: 2^31 bytes at MTU 256.
     let len = 1u32 << 31;
     let count = len / 256;
-    assert!(read_response_fits(len, 256, count - 1, None, Last, 256));
-    assert!(read_response_fits(len, 256, count - 2, None, Middle, 256));
+    assert!(read_response_fits(
+        len,
+        256,
+        count - 1,
+        (None, None),
+        Last,
+        256
+    ));
+    assert!(read_response_fits(
+        len,
+        256,
+        count - 2,
+        (None, None),
+        Middle,
+        256
+    ));
 }

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Selective recovery of READ responses ([`crate::proto::read_gaps`]; module parameter
+//! `recovery` bit 0): a response past a gap is placed at once, the oldest unanswered READ's
+//! missing runs are asked for again one at a time, and the oldest PSN not yet acknowledged
+//! moves over everything placed once the gap before it fills, completing every READ (and every
+//! SEND or WRITE between them) it passes.
+
+use super::{
+    answer::deliver_local,
+    progress,
+    psn_le,
+    CompOutcome, //
+};
+use crate::{
+    counters::{
+        Counter,
+        DropReason, //
+    },
+    device::RrxeDevice,
+    ib::Qp,
+    pipeline::state::{
+        SendState,
+        Snapshot, //
+    },
+    proto::{
+        cqe::WcStatus,
+        packet::ParsedHeaders,
+        psn::{
+            cmp_psn,
+            Psn, //
+        },
+        read_gaps::{
+            missing_run,
+            Mark,
+            ReadAsk, //
+        },
+        window,
+        wqe::WrOpcode,
+    },
+};
+use core::cmp::Ordering;
+
+/// The unanswered RDMA READ whose responses include `psn`, when only READs are unanswered
+/// before it (a SEND or WRITE between them is acknowledged by any response after it; an
+/// unanswered atomic is answered in turn, never past a gap): its index.
+pub(super) fn read_of(st: &mut SendState, psn: Psn) -> Option<usize> {
+    let first = st.oldest_unfinished()?;
+    for i in first..st.count {
+        let t = *st.entry(i)?;
+        if t.done.is_some() || !t.wants_response() {
+            continue;
+        }
+        if t.opcode != WrOpcode::RdmaRead {
+            return None;
+        }
+        if psn_le(t.first_psn, psn) && psn_le(psn, t.last_psn) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Places a READ response for entry `j` that arrived past the oldest PSN not yet acknowledged:
+/// it must fit its place in the READ, and each place is filled once; its data goes into the
+/// READ's sink now. A response whose data cannot be placed (a page being faulted in, a local
+/// protection error) is forgotten: it is asked for again when its turn comes.
+pub(super) fn place(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: &mut SendState,
+    (h, payload): (&ParsedHeaders, &[u8]),
+    psn: Psn,
+    j: usize,
+) -> CompOutcome {
+    if cmp_psn(psn, st.comp_psn) != Ordering::Greater {
+        return CompOutcome::drop(DropReason::StaleResponse);
+    }
+    let Some(t) = st.entry(j).copied() else {
+        return CompOutcome::drop(DropReason::StaleResponse);
+    };
+    let index = psn.distance_from(t.first_psn);
+    let place = |p: Option<Psn>| {
+        p.filter(|p| psn_le(t.first_psn, *p) && psn_le(*p, t.last_psn))
+            .map(|p| p.distance_from(t.first_psn))
+    };
+    let asked = (place(st.read_resumed_at), place(st.read_ask.map(|a| a.end)));
+    let fits = window::read_response_fits(
+        t.length,
+        snap.mtu,
+        index,
+        asked,
+        h.info.position,
+        payload.len(),
+    );
+    if !fits {
+        return CompOutcome::drop(DropReason::ResponseLength);
+    }
+    st.placed.rebase(st.comp_psn);
+    match st.placed.mark(psn) {
+        Mark::Fresh => {}
+        Mark::Already => return CompOutcome::drop(DropReason::Duplicate),
+        Mark::OutOfReach => return CompOutcome::drop(DropReason::PsnOutOfWindow),
+    }
+    let offset = index.saturating_mul(snap.mtu);
+    if deliver_local(qp, snap, st, j, offset, payload).is_err() {
+        st.placed.unmark(psn);
+        return CompOutcome::drop(DropReason::ResponseLength);
+    }
+    qp.device().count(Counter::ReadPlaced);
+    // Not progress in itself (the oldest READ still waits), but the peer is answering.
+    st.progressed = true;
+    CompOutcome::default()
+}
+
+/// Moves the oldest PSN not yet acknowledged over the responses placed from it: a READ all of
+/// whose responses came completes (its read credit and sink are freed), and so does a SEND or
+/// WRITE that a placed response after it acknowledges. Stops at the first place still missing.
+pub(super) fn advance(st: &mut SendState) {
+    st.placed.rebase(st.comp_psn);
+    if st.placed.is_empty() {
+        return;
+    }
+    let mut moved = false;
+    while let Some(i) = st.oldest_unfinished() {
+        let Some(t) = st.entry(i).copied() else {
+            break;
+        };
+        let mut at = st.comp_psn;
+        if t.opcode == WrOpcode::RdmaRead {
+            if !psn_le(t.first_psn, at) || !psn_le(at, t.last_psn) {
+                break;
+            }
+            while psn_le(at, t.last_psn) && st.placed.has(at) {
+                at = at.next();
+            }
+            moved |= at != st.comp_psn;
+            st.comp_psn = at;
+            if psn_le(at, t.last_psn) {
+                break;
+            }
+            if let Some(e) = st.entry(i) {
+                e.done = Some(WcStatus::Success);
+            }
+            if st.rd_outstanding > 0 {
+                st.rd_outstanding -= 1;
+                st.sinks.retire_oldest();
+            }
+        } else if !t.wants_response() && st.placed.next_placed(t.last_psn.next()).is_some() {
+            if let Some(e) = st.entry(i) {
+                e.done = Some(WcStatus::Success);
+            }
+            at = t.last_psn.next();
+            if cmp_psn(at, st.comp_psn) == Ordering::Greater {
+                st.comp_psn = at;
+            }
+            moved = true;
+        } else {
+            break;
+        }
+    }
+    st.placed.rebase(st.comp_psn);
+    if moved {
+        progress(st);
+    }
+}
+
+/// After an answer at `psn`: ends the wait for an ask that was answered, and asks for the
+/// oldest unanswered READ's first missing run once its loss is known (a response after it
+/// was placed, or `lost`: the answer acknowledged past the READ). Returns whether that READ is
+/// being recovered this way (an ask waits for its answer or is due): then a response past a
+/// gap or an acknowledgement past the READ need not go back.
+pub(super) fn recover(st: &mut SendState, psn: Psn, lost: bool) -> bool {
+    if !crate::params::selective_recovery() {
+        return false;
+    }
+    if let Some(a) = st.read_ask {
+        if !a.over(psn, st.comp_psn) {
+            return true;
+        }
+        st.read_ask = None;
+    }
+    let Some(t) = st.oldest_unfinished().and_then(|i| st.entry(i).copied()) else {
+        return false;
+    };
+    if t.opcode != WrOpcode::RdmaRead {
+        return false;
+    }
+    st.placed.rebase(st.comp_psn);
+    let Some(end) = missing_run(&st.placed, (t.first_psn, t.last_psn), st.comp_psn, lost) else {
+        return false;
+    };
+    st.read_ask = Some(ReadAsk::new(st.comp_psn, end));
+    true
+}
