@@ -6,7 +6,7 @@
 //! executed the kept ones are executed in their turn, each acknowledged, so the requester
 //! learns at once that it need not send them again.
 //!
-//! A QP keeps at most [`REORDER_SLOTS`] - 1 packets and the device at most
+//! A QP keeps at most [`crate::proto::reorder::REORDER_SLOTS`] packets and the device at most
 //! [`DEVICE_MAX_KEPT`]: each is a received buffer of a few KiB, returned to the budget when it
 //! leaves the store whatever the way ([`Kept`]'s drop). Only a QP in RTR, RTS or SQD keeps
 //! any; the move to RESET or ERR empties its store. A kept packet is executed with every check
@@ -35,8 +35,7 @@ use crate::{
         reorder::{
             within_reach,
             Insert,
-            Reorder,
-            REORDER_SLOTS, //
+            Reorder, //
         },
     },
 };
@@ -217,5 +216,3 @@ pub(crate) fn clear(pipe: &QpPipe) {
 pub(crate) fn held(st: &RecvState) -> usize {
     st.reorder.as_ref().map_or(0, |r| r.len())
 }
-
-const _: () = assert!(REORDER_SLOTS <= 64);

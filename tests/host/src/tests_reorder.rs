@@ -10,6 +10,7 @@ use crate::proto::{
         within_reach,
         Insert,
         Reorder,
+        REORDER_REACH,
         REORDER_SLOTS, //
     },
 };
@@ -34,8 +35,8 @@ fn reach_is_ahead_and_short() {
     assert!(!within_reach(Psn::new(100), e));
     assert!(!within_reach(Psn::new(99), e));
     assert!(within_reach(Psn::new(101), e));
-    assert!(within_reach(Psn::new(100 + REORDER_SLOTS as u32 - 1), e));
-    assert!(!within_reach(Psn::new(100 + REORDER_SLOTS as u32), e));
+    assert!(within_reach(Psn::new(100 + REORDER_REACH - 1), e));
+    assert!(!within_reach(Psn::new(100 + REORDER_REACH), e));
     // Across the wrap.
     let e = Psn::new(0xff_fffe);
     assert!(within_reach(Psn::new(0xff_ffff), e));
@@ -85,17 +86,34 @@ fn entries_left_behind_are_stale() {
     let e = Psn::new(15);
     assert_eq!(r.take_stale(e), None);
     assert_eq!(r.take_due(e), Some(15));
-    // A new PSN whose slot a stale entry holds pushes it out.
+    // A full store: a new PSN pushes out an entry left behind, and only such an entry.
     let mut r = Reorder::default();
-    kept(r.insert(Psn::new(12), Psn::new(10), 12));
-    let e = Psn::new(12 + 40);
-    assert_eq!(
-        kept(r.insert(Psn::new(12 + REORDER_SLOTS as u32), e, 76)),
-        Some(12)
-    );
-    assert_eq!(r.len(), 1);
-    assert_eq!(r.take_any(), Some(76));
-    assert_eq!(r.take_any(), None);
+    let e = Psn::new(10);
+    for i in 0..REORDER_SLOTS as u32 {
+        assert_eq!(kept(r.insert(Psn::new(12 + 2 * i), e, i)), None);
+    }
+    assert_eq!(refused(r.insert(Psn::new(11), e, 99)), 99, "full");
+    let e = Psn::new(13);
+    assert_eq!(kept(r.insert(Psn::new(15), e, 76)), Some(0));
+    assert_eq!(r.len(), REORDER_SLOTS);
+    let mut n = 0;
+    while r.take_any().is_some() {
+        n += 1;
+    }
+    assert_eq!(n, REORDER_SLOTS);
+}
+
+#[test]
+fn requests_far_apart_in_psn_are_kept_together() {
+    // READ requests take a PSN per response: 128 apart at NVMe-oF's 128 KiB.
+    let mut r = Reorder::default();
+    let e = Psn::new(1000);
+    for k in 1..8u32 {
+        assert_eq!(kept(r.insert(Psn::new(1000 + 128 * k), e, k)), None);
+    }
+    assert_eq!(r.len(), 7);
+    assert_eq!(r.take_due(Psn::new(1128)), Some(1));
+    assert_eq!(r.get(Psn::new(1000 + 128 * 7)), Some(&7));
 }
 
 #[test]
@@ -111,16 +129,19 @@ fn random_arrivals_match_a_model() {
     let mut r = Reorder::default();
     let mut e = Psn::new(0xff_ff00);
     for _ in 0..2000 {
-        let ahead = 1 + rnd(REORDER_SLOTS as u64 + 8) as u32;
+        let ahead = 1 + rnd(u64::from(REORDER_REACH) + 8) as u32;
         let p = e.wrapping_add(ahead);
         let before = r.len();
         let held = r.get(p).is_some();
         match r.insert(p, e, p.value()) {
             Insert::Kept(stale) => {
-                assert!((ahead as usize) < REORDER_SLOTS && !held);
+                assert!(ahead < REORDER_REACH && !held);
+                assert!(stale.is_none() || before == REORDER_SLOTS);
                 assert_eq!(r.len(), before + 1 - usize::from(stale.is_some()));
             }
-            Insert::Refused(_) => assert!(ahead as usize >= REORDER_SLOTS || held),
+            Insert::Refused(_) => {
+                assert!(ahead >= REORDER_REACH || held || before == REORDER_SLOTS)
+            }
         }
         if rnd(4) == 0 {
             // The lost packet arrives: everything held in sequence after it comes back, as
@@ -138,7 +159,7 @@ fn random_arrivals_match_a_model() {
             }
             assert!(r.get(e).is_none());
         }
-        assert!(r.len() < REORDER_SLOTS);
+        assert!(r.len() <= REORDER_SLOTS);
     }
 }
 
@@ -148,11 +169,7 @@ fn a_kept_packet_can_be_looked_at_and_removed() {
     let e = Psn::new(7);
     kept(r.insert(Psn::new(9), e, 90));
     assert_eq!(r.get(Psn::new(9)), Some(&90));
-    assert_eq!(
-        r.get(Psn::new(9 + REORDER_SLOTS as u32)),
-        None,
-        "same slot, other PSN"
-    );
+    assert_eq!(r.get(Psn::new(9 + 64)), None, "another PSN");
     assert_eq!(r.remove(Psn::new(8)), None);
     assert_eq!(r.remove(Psn::new(9)), Some(90));
     assert!(r.is_empty());
