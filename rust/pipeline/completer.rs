@@ -327,7 +327,9 @@ fn on_ack(
             // An unanswered READ before what this acknowledges lost responses: asked for
             // again, selectively when it can be, else from there on.
             let lost = ack_up_to(&mut st, last_acked.acks_through());
-            if !read_gaps::recover(&mut st, last_acked.psn(), lost) && lost {
+            let asked = crate::params::selective_recovery()
+                && read_gaps::recover(&mut st, last_acked.psn(), lost);
+            if lost && !asked {
                 out.fatal = retry(qp, &mut st, RetryCause::Response);
             }
         }

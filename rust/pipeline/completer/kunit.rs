@@ -14,6 +14,10 @@ mod tests {
     use super::super::*;
     use crate::proto::{
         hdr::Aeth,
+        read_gaps::{
+            Mark,
+            ReadAsk, //
+        },
         recovery::{
             PeerRecovery,
             MISSES_FOR_GO_BACK_N, //
@@ -251,5 +255,95 @@ mod tests {
         // The next SEND goes out whole.
         sending(&mut st, Psn::new(104), 2, 0);
         assert_eq!(st.take_acked(Psn::new(104), 2), 0);
+    }
+
+    /// A READ of `npkts` responses from `first`, sent (its request takes `npkts` PSNs).
+    fn reading(st: &mut SendState, first: Psn, npkts: u32) {
+        let mut t = Track::new(9, WrOpcode::RdmaRead, true, first, npkts * 1024);
+        t.last_psn = first.wrapping_add(npkts - 1);
+        assert!(st.push(t));
+        st.rd_outstanding += 1;
+        st.advance(npkts);
+    }
+
+    #[test]
+    fn read_responses_past_a_gap_are_asked_for_run_by_run_and_complete_together() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        // READ A (100..=103), a SEND (104), READ B (105..=108).
+        reading(&mut st, Psn::new(100), 4);
+        sending(&mut st, Psn::new(104), 1, 1);
+        reading(&mut st, Psn::new(105), 4);
+        // 100 and 103 lost; A's 101 and 102 and all of B placed.
+        for p in [101, 102, 105, 106, 107, 108] {
+            assert_eq!(st.placed.mark(Psn::new(p)), Mark::Fresh);
+        }
+        // Nothing completes past the gap.
+        read_gaps::advance(&mut st);
+        assert_eq!(st.comp_psn, Psn::new(100));
+        assert_eq!(st.oldest_unfinished(), Some(0));
+        // The first missing run of the oldest READ alone is asked for.
+        assert!(read_gaps::recover(&mut st, Psn::new(105), false));
+        let ask = st.read_ask.expect("an ask");
+        assert_eq!((ask.start, ask.end), (Psn::new(100), Psn::new(100)));
+        // Not sent yet: later answers change nothing.
+        assert!(read_gaps::recover(&mut st, Psn::new(108), false));
+        assert_eq!(st.read_ask, Some(ask));
+        st.read_ask = Some(ReadAsk {
+            after: Some(Psn::new(109)),
+            ..ask
+        });
+        // Its answer: 100 in order, then the placed 101 and 102; 103 is missing now.
+        st.comp_psn = Psn::new(101);
+        read_gaps::advance(&mut st);
+        assert_eq!(st.comp_psn, Psn::new(103));
+        assert!(read_gaps::recover(&mut st, Psn::new(100), false));
+        let ask = st.read_ask.expect("the next run");
+        assert_eq!(
+            (ask.start, ask.end, ask.after),
+            (Psn::new(103), Psn::new(103), None)
+        );
+        // 103 comes: A, the SEND (B's responses acknowledge it) and B all complete.
+        st.placed.mark(Psn::new(103));
+        read_gaps::advance(&mut st);
+        assert_eq!(st.comp_psn, Psn::new(109));
+        assert_eq!(st.oldest_unfinished(), None);
+        assert_eq!(st.rd_outstanding, 0);
+        for i in 0..3 {
+            assert_eq!(st.entry(i).and_then(|t| t.done), Some(WcStatus::Success));
+        }
+    }
+
+    #[test]
+    fn an_ack_past_an_unanswered_read_asks_for_its_rest() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        // READ (100..=103), then a SEND (104) that the peer acknowledges: the READ's
+        // responses were all lost.
+        reading(&mut st, Psn::new(100), 4);
+        sending(&mut st, Psn::new(104), 1, 1);
+        let a = acked(&st, 104);
+        // An implicit NAK.
+        assert!(ack_up_to(&mut st, a));
+        assert!(read_gaps::recover(&mut st, Psn::new(104), true));
+        let ask = st.read_ask.expect("an ask");
+        assert_eq!((ask.start, ask.end), (Psn::new(100), Psn::new(103)));
+        // Answered by a request sent after it while a response is still missing: again.
+        st.read_ask = Some(ReadAsk {
+            after: Some(Psn::new(105)),
+            ..ask
+        });
+        st.placed.mark(Psn::new(102));
+        st.comp_psn = Psn::new(102);
+        read_gaps::advance(&mut st);
+        assert_eq!(st.comp_psn, Psn::new(103));
+        assert!(read_gaps::recover(&mut st, Psn::new(105), true));
+        let ask = st.read_ask.expect("asked again");
+        assert_eq!(
+            (ask.start, ask.end, ask.after),
+            (Psn::new(103), Psn::new(103), None)
+        );
     }
 }

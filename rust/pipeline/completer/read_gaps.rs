@@ -30,11 +30,7 @@ use crate::{
             cmp_psn,
             Psn, //
         },
-        read_gaps::{
-            missing_run,
-            Mark,
-            ReadAsk, //
-        },
+        read_gaps::Mark,
         window,
         wqe::WrOpcode,
     },
@@ -108,8 +104,10 @@ pub(super) fn place(
         return CompOutcome::drop(DropReason::ResponseLength);
     }
     qp.device().count(Counter::ReadPlaced);
-    // Not progress in itself (the oldest READ still waits), but the peer is answering.
+    // Not progress in itself (the oldest READ still waits), but the peer is answering: no
+    // retransmission timeout or tail probe while it does.
     st.progressed = true;
+    st.tail_probe_at = None;
     CompOutcome::default()
 }
 
@@ -165,31 +163,17 @@ pub(super) fn advance(st: &mut SendState) {
     }
 }
 
-/// After an answer at `psn`: ends the wait for an ask that was answered, and asks for the
+/// With selective recovery on, after an answer at `psn`: ends the wait for an ask that was answered, and asks for the
 /// oldest unanswered READ's first missing run once its loss is known (a response after it
 /// was placed, or `lost`: the answer acknowledged past the READ). Returns whether that READ is
 /// being recovered this way (an ask waits for its answer or is due): then a response past a
 /// gap or an acknowledgement past the READ need not go back.
 pub(super) fn recover(st: &mut SendState, psn: Psn, lost: bool) -> bool {
-    if !crate::params::selective_recovery() {
-        return false;
-    }
     if let Some(a) = st.read_ask {
         if !a.over(psn, st.comp_psn) {
             return true;
         }
         st.read_ask = None;
     }
-    let Some(t) = st.oldest_unfinished().and_then(|i| st.entry(i).copied()) else {
-        return false;
-    };
-    if t.opcode != WrOpcode::RdmaRead {
-        return false;
-    }
-    st.placed.rebase(st.comp_psn);
-    let Some(end) = missing_run(&st.placed, (t.first_psn, t.last_psn), st.comp_psn, lost) else {
-        return false;
-    };
-    st.read_ask = Some(ReadAsk::new(st.comp_psn, end));
-    true
+    st.ask_missing_read_run(lost)
 }

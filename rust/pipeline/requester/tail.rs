@@ -55,6 +55,11 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
     if !unanswered(st) || st.oldest_unfinished().is_none() {
         return;
     }
+    if crate::params::selective_recovery() && read_probe(st) {
+        // The READ's run goes again alone: everything after it stays tracked and placed.
+        qp.device().count(Counter::TailProbes);
+        return;
+    }
     super::rewind(st);
     st.probe = Some(st.psn);
     st.probe_tail = true;
@@ -63,6 +68,18 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
         st.tail_probe_at = Some(now.saturating_add(d));
         qp.pipe().pace.arm_ns(&ObjRef::new(qp), d.max(1));
     }
+}
+
+/// A tail probe for the oldest unanswered READ (selective recovery): the request asking for
+/// its first missing run is sent again, or asked for the first time (its responses from the
+/// oldest unacknowledged one on were lost, or are late). `false` when the oldest unfinished
+/// WQE is no READ.
+fn read_probe(st: &mut SendState) -> bool {
+    if let Some(a) = st.read_ask.as_mut() {
+        a.after = None;
+        return true;
+    }
+    st.ask_missing_read_run(true)
 }
 
 /// How long a tail probe waits ([`tail_probe_delay_ns`]).

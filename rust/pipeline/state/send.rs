@@ -15,6 +15,7 @@ use crate::proto::{
         Psn, //
     },
     read_gaps::{
+        missing_run,
         Placed,
         ReadAsk, //
     },
@@ -254,6 +255,31 @@ impl SendState {
         if cmp_psn(to, self.sent_to) == Ordering::Greater {
             self.sent_to = to;
         }
+    }
+
+    /// Selective recovery: asks for the first missing run of the oldest unanswered READ's
+    /// responses once its loss is known (a response after it placed, or `lost`), unless an
+    /// ask waits already. Returns whether an ask is due or waits.
+    pub(crate) fn ask_missing_read_run(&mut self, lost: bool) -> bool {
+        if self.read_ask.is_some() {
+            return true;
+        }
+        let Some(t) = self
+            .oldest_unfinished()
+            .and_then(|i| self.entry(i).copied())
+        else {
+            return false;
+        };
+        if t.opcode != WrOpcode::RdmaRead {
+            return false;
+        }
+        self.placed.rebase(self.comp_psn);
+        let run = (t.first_psn, t.last_psn);
+        let Some(end) = missing_run(&self.placed, run, self.comp_psn, lost) else {
+            return false;
+        };
+        self.read_ask = Some(ReadAsk::new(self.comp_psn, end));
+        true
     }
 
     /// The index of the oldest started WQE not yet finished, if any.
