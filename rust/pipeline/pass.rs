@@ -114,8 +114,8 @@ fn handle_inbox(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox, may_send
         }
         fatal |= h.fatal;
         if let Some(psn) = h.keep {
-            if let Err(skb) = responder::keep(qp, psn, skb) {
-                drop_packet(qp.device(), DropReason::PsnOutOfWindow, None);
+            if let Err((skb, why)) = responder::keep(qp, psn, skb) {
+                drop_packet(qp.device(), why, None);
                 drop(skb);
             }
         } else if !h.dropped {

@@ -20,7 +20,13 @@ use crate::{
     device::RrxeDevice,
     ib::Qp,
     kernel_ext::now_ns,
-    proto::{psn::cmp_psn, qp_state::QpType, recovery::tail_probe_delay_ns},
+    proto::{
+        psn::cmp_psn,
+        qp_state::QpType,
+        read_gaps::ReadAsk,
+        recovery::tail_probe_delay_ns,
+        wqe::WrOpcode, //
+    },
     sync::ObjRef,
 };
 use core::cmp::Ordering;
@@ -71,15 +77,33 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
 }
 
 /// A tail probe for the oldest unanswered READ (selective recovery): the request asking for
-/// its first missing run is sent again, or asked for the first time (its responses from the
-/// oldest unacknowledged one on were lost, or are late). `false` when the oldest unfinished
-/// WQE is no READ.
+/// its first missing run is sent again, or one asking for its oldest unacknowledged response
+/// alone (a lost tail is one response more often than many, and a response only late comes
+/// twice at worst; what is still missing after the probe's answer is asked for then), or for
+/// all of it when none came. `false` when the oldest unfinished WQE is no READ.
 fn read_probe(st: &mut SendState) -> bool {
     if let Some(a) = st.read_ask.as_mut() {
         a.after = None;
         return true;
     }
-    st.ask_missing_read_run(true)
+    let Some(t) = st.oldest_unfinished().and_then(|i| st.entry(i).copied()) else {
+        return false;
+    };
+    let inside = cmp_psn(st.comp_psn, t.first_psn) != Ordering::Less
+        && cmp_psn(st.comp_psn, t.last_psn) != Ordering::Greater;
+    if t.opcode != WrOpcode::RdmaRead || !inside {
+        return false;
+    }
+    // No response of it came: its request may have been lost, and a responder that never saw
+    // it takes the ask for a new READ of the range asked for (a READ of one response would
+    // leave it expecting a PSN inside this one, which never comes).
+    let end = if st.comp_psn == t.first_psn {
+        t.last_psn
+    } else {
+        st.comp_psn
+    };
+    st.read_ask = Some(ReadAsk::new(st.comp_psn, end));
+    true
 }
 
 /// How long a tail probe waits ([`tail_probe_delay_ns`]).

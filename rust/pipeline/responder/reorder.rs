@@ -90,9 +90,10 @@ pub(super) fn would_keep(st: &RecvState, psn: Psn) -> bool {
 }
 
 /// Keeps `skb`, a request of PSN `psn` that arrived past a gap ([`would_keep`] said so when it
-/// was checked); the packet comes back when it cannot be kept after all (the store or the
-/// device is full, or the responder moved on), to be dropped.
-pub(crate) fn keep(qp: &Qp<RrxeDevice>, psn: Psn, skb: SkBuff) -> Result<(), SkBuff> {
+/// was checked); the packet comes back when it cannot be kept after all, with the reason to
+/// drop it for: a copy of a kept one (a requester that sent it again), or no room (the store
+/// or the device is full, or the responder moved on).
+pub(crate) fn keep(qp: &Qp<RrxeDevice>, psn: Psn, skb: SkBuff) -> Result<(), (SkBuff, DropReason)> {
     let pipe = qp.pipe();
     // Allocated before the lock is taken, by the first packet a QP keeps.
     let fresh = if pipe.recv.lock().reorder.is_none() {
@@ -101,7 +102,7 @@ pub(crate) fn keep(qp: &Qp<RrxeDevice>, psn: Psn, skb: SkBuff) -> Result<(), SkB
         None
     };
     let Some(share) = Share::take(qp.device().reorder_held()) else {
-        return Err(skb);
+        return Err((skb, DropReason::PsnOutOfWindow));
     };
     let kept = Kept { skb, _share: share };
     let mut st = pipe.recv.lock();
@@ -125,22 +126,25 @@ pub(crate) fn keep(qp: &Qp<RrxeDevice>, psn: Psn, skb: SkBuff) -> Result<(), SkB
                 // A second copy of a kept packet that differs from it: one of them is forged
                 // (an off-path sender that learned the PSNs planted it ahead). Neither is
                 // executed; the requester sends the packet again.
-                let conflict = store
-                    .get(psn)
-                    .is_some_and(|k| k.skb.data() != kept.skb.data());
-                let evicted = conflict.then(|| store.remove(psn)).flatten();
+                let held = store.get(psn).map(|k| k.skb.data() != kept.skb.data());
+                let evicted = (held == Some(true)).then(|| store.remove(psn)).flatten();
                 drop(st);
                 if let Some(e) = evicted {
                     qp.device().count_drop(DropReason::Duplicate);
                     drop(e);
                 }
-                return Err(kept.skb);
+                let why = if held.is_some() {
+                    DropReason::Duplicate
+                } else {
+                    DropReason::PsnOutOfWindow
+                };
+                return Err((kept.skb, why));
             }
         },
         _ => kept,
     };
     drop(st);
-    Err(refused.skb)
+    Err((refused.skb, DropReason::PsnOutOfWindow))
 }
 
 /// The kept packet whose turn has come (its PSN is the expected one), to be handled next, as
