@@ -212,6 +212,7 @@ impl QpPipe {
             read_resumed_at: None,
             placed: Default::default(),
             read_ask: None,
+            read_probed: false,
             probe: None,
             probe_tail: false,
             peer: Default::default(),

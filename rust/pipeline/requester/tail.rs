@@ -61,9 +61,14 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
     if !unanswered(st) || st.oldest_unfinished().is_none() {
         return;
     }
-    if crate::params::selective_recovery() && read_probe(st) {
+    if let Some(sent) = crate::params::selective_recovery()
+        .then(|| read_probe(st))
+        .flatten()
+    {
         // The READ's run goes again alone: everything after it stays tracked and placed.
-        qp.device().count(Counter::TailProbes);
+        if sent {
+            qp.device().count(Counter::TailProbes);
+        }
         return;
     }
     super::rewind(st);
@@ -80,19 +85,23 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
 /// its first missing run is sent again, or one asking for its oldest unacknowledged response
 /// alone (a lost tail is one response more often than many, and a response only late comes
 /// twice at worst; what is still missing after the probe's answer is asked for then), or for
-/// all of it when none came. `false` when the oldest unfinished WQE is no READ.
-fn read_probe(st: &mut SendState) -> bool {
-    if let Some(a) = st.read_ask.as_mut() {
-        a.after = None;
-        return true;
-    }
-    let Some(t) = st.oldest_unfinished().and_then(|i| st.entry(i).copied()) else {
-        return false;
-    };
+/// all of it when none came. One probe until the peer answers something: a peer that answers
+/// nothing is left to the retransmission timer. `None` when the oldest unfinished WQE is no
+/// READ the oldest unacknowledged PSN is in; else whether a probe goes.
+fn read_probe(st: &mut SendState) -> Option<bool> {
+    let t = st.oldest_unfinished().and_then(|i| st.entry(i).copied())?;
     let inside = cmp_psn(st.comp_psn, t.first_psn) != Ordering::Less
         && cmp_psn(st.comp_psn, t.last_psn) != Ordering::Greater;
     if t.opcode != WrOpcode::RdmaRead || !inside {
-        return false;
+        return None;
+    }
+    if st.read_probed {
+        return Some(false);
+    }
+    st.read_probed = true;
+    if let Some(a) = st.read_ask.as_mut() {
+        a.after = None;
+        return Some(true);
     }
     // No response of it came: its request may have been lost, and a responder that never saw
     // it takes the ask for a new READ of the range asked for (a READ of one response would
@@ -103,7 +112,7 @@ fn read_probe(st: &mut SendState) -> bool {
         st.comp_psn
     };
     st.read_ask = Some(ReadAsk::new(st.comp_psn, end));
-    true
+    Some(true)
 }
 
 /// How long a tail probe waits ([`tail_probe_delay_ns`]).

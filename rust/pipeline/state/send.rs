@@ -179,6 +179,8 @@ pub(crate) struct SendState {
     /// Selective recovery: the request asking again for a missing run of the oldest
     /// unanswered READ's responses, to be sent or waiting for its answer.
     pub(in crate::pipeline) read_ask: Option<ReadAsk>,
+    /// A tail probe of the oldest unanswered READ went, and nothing was answered since.
+    pub(in crate::pipeline) read_probed: bool,
     /// Selective recovery: after a sequence NAK the packet at this PSN is sent alone, and the
     /// requester waits for its answer ([`crate::proto::recovery`]).
     pub(in crate::pipeline) probe: Option<Psn>,
@@ -207,6 +209,7 @@ impl SendState {
         self.acked_ahead = None;
         self.placed.clear();
         self.read_ask = None;
+        self.read_probed = false;
         self.probe = None;
         self.probe_tail = false;
         self.peer = PeerRecovery::default();
