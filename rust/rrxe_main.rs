@@ -88,8 +88,8 @@ module! {
             description: "bit 0: a QP sends from another CPU only when none of its packets is left in the stack, at most 64 in flight; bit 1: a QP's run keeps softirqs disabled (for measurements)",
         },
         recovery: u8 {
-            default: 0,
-            description: "bit 0: selective recovery (an RC responder keeps requests past a gap; a requester resends only the lost packet to a peer that keeps the rest); bit 1: tail loss probes; 0 (default until the packet fuzzer's reference model judges them): go-back-N alone, as C rxe",
+            default: 3,
+            description: "bit 0: selective recovery (an RC responder keeps requests past a gap; a requester resends only the lost packet to a peer that keeps the rest, and places READ responses past a gap); bit 1: tail loss probes; 0: go-back-N alone, as C rxe",
         },
     },
 }

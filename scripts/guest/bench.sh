@@ -67,7 +67,7 @@ set -euo pipefail
 csv='' logs='' tmo=60 runs=5 bw_iters=1000 rate_iters=8000 lat_iters=2000 iperf_secs=3 nvme_secs=3
 scale_qps=10000
 profile=0
-families="loop veth1500 veth9000" rows_re=. baseline="" rrxe_args="recovery=3"
+families="loop veth1500 veth9000" rows_re=. baseline="" rrxe_args=""
 usage="usage: $0 --csv FILE --logs DIR [--runs N] [--timeout S] [--bw-iters N] [--rate-iters N] \
 [--lat-iters N] [--iperf-secs S] [--nvme-secs S] [--scale-qps N] [--families LIST] [--rows REGEX] \
 [--baseline 'RRXE_MODULE_PARAMETERS'] [--rrxe-args 'RRXE_MODULE_PARAMETERS'] [--profile]"
@@ -359,8 +359,7 @@ for ((round = 1; round <= runs; round++)); do
 		say "rdma_rxe is still loaded: skipping rrxe"
 		break
 	fi
-	# rrxe as users load it for lossy networks: selective recovery and tail probes on
-	# (module parameter recovery, off by default; RRXE_BENCH_RRXE_ARGS).
+	# rrxe with the module parameters of RRXE_BENCH_RRXE_ARGS (none: its defaults).
 	MODARGS=$rrxe_args
 	phase rrxe rrxe rrxe "$round"
 	MODARGS=''

@@ -58,8 +58,8 @@ trap cleanup EXIT
 
 modprobe veth || skip "no veth"
 modprobe ib_uverbs
-# rrxe with selective recovery and tail probes (module parameter recovery, off by default):
-# the netem part checks that they work.
+# rrxe with selective recovery and tail probes (module parameter recovery, 3 by default):
+# the netem part checks that they work; NETNS_RECOVERY=0 runs it with go-back-N.
 RECOVERY=${NETNS_RECOVERY:-3}
 if is_rrxe; then
 	modprobe -r rrxe 2>/dev/null
