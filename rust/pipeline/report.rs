@@ -21,7 +21,10 @@ use crate::{
     },
     proto::rate::Kbps,
 };
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    sync::atomic::Relaxed, //
+};
 
 /// Adds the requester's, the responder's and the engine's state of `qp` (whose attributes are
 /// `snap`) to `entry`.
@@ -85,6 +88,7 @@ pub(crate) fn report(qp: &Qp<RrxeDevice>, snap: &Snapshot, entry: &mut ResEntry)
     entry.u32(c"home_cpu", pipe.home_cpu())?;
     entry.u32(c"tx_in_flight", pipe.flow.in_flight())?;
     entry.u32(c"tx_waiting", pipe.flow.is_waiting().into())?;
+    entry.u64(c"tx_bytes", pipe.tx_bytes.load(Relaxed))?;
     entry.u32(c"cc_rate_kbps", rate_kbps)?;
     entry.u32(c"cc_target_kbps", target_kbps)?;
     entry.u32(c"cc_alpha", alpha)?;

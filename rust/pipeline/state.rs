@@ -146,6 +146,9 @@ pub(crate) struct QpPipe {
     /// The responder keeps packets past a gap, or executes kept ones: its passes look at the
     /// store (`responder/reorder.rs`); set and cleared by the QP's passes.
     pub(in crate::pipeline) reordering: Atomic<bool>,
+    /// Bytes of packets the QP handed to the network or to a QP of its device (`rdma res show
+    /// qp -dd`, `tx_bytes`: a QP's share of a link, as the bottleneck test judges fairness).
+    pub(in crate::pipeline) tx_bytes: Atomic<u64>,
 }
 
 /// The turn of the next QP's home CPU: QPs are dealt round the online CPUs in the order they
@@ -264,6 +267,7 @@ impl QpPipe {
             replies_due: Atomic::new(false),
             cq_overrun: Atomic::new(false),
             reordering: Atomic::new(false),
+            tx_bytes: Atomic::new(0),
         }? Error))
     }
 

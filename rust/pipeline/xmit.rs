@@ -43,7 +43,10 @@ use crate::{
         },
     },
 };
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    sync::atomic::Relaxed, //
+};
 
 /// Room in front of the transport headers: an IPv6 header is the largest, then UDP.
 const HEADROOM: usize = 40 + 8;
@@ -130,6 +133,8 @@ fn charge(qp: &Qp<RrxeDevice>, mut skb: SkBuff) -> Result<SkBuff> {
 /// UDP GSO buffer each, [`gso`]), the others one by one.
 pub(crate) fn send_batch(qp: &Qp<RrxeDevice>, items: &mut KVec<TxItem>, kicks: &mut Kicks) {
     let dev = qp.device();
+    let bytes = items.iter().map(|it| it.skb.len() as u64).sum::<u64>();
+    qp.pipe().tx_bytes.fetch_add(bytes, Relaxed);
     // Plan first (packet counts and bytes of each train, in order), then move the packets out.
     let mut plan = [(0usize, 0usize); OUTBOX];
     let (mut nplan, mut i) = (0, 0);
