@@ -113,9 +113,34 @@ qstat() {
 		}'
 }
 
+# qp_bytes: "LQPN BYTES" for each QP of the flows (ib_write_bw's on the senders' device), from
+# rrxe's per-QP tx_bytes (rdma res show qp -dd); nothing on C rxe.
+qp_bytes() {
+	timeout 10 rdma -dd res show qp link "$CD/1" 2>/dev/null | awk '/ib_write_bw/ {
+		q = b = ""
+		for (i = 1; i < NF; i++) {
+			if ($i == "lqpn") q = $(i + 1)
+			if ($i == "drv_tx_bytes") b = $(i + 1)
+		}
+		if (q != "" && b != "") print q, b }'
+}
+
+# jain A B: Jain's fairness index of the QPs' bytes between samples A and B (files of
+# qp_bytes), 1 when all got the same; "-" without two QPs in both.
+jain() {
+	[ -s "$1" ] || {
+		echo -
+		return
+	}
+	awk 'NR == FNR { a[$1] = $2; next }
+		($1 in a) { x = $2 - a[$1]; s += x; s2 += x * x; n++ }
+		END { if (n < 2 || s2 == 0) print "-"; else printf "%.3f\n", s * s / (n * s2) }' "$1" "$2"
+}
+
 # flows N MODE: N flows at once, the QPs of one ib_write_bw (-q N: all connected before any
 # sends, so they overlap whole; separate processes on two TCG vCPUs may not), with the probe;
-# prints "pkts drops marks utilisation p99 goodput".
+# prints "pkts drops marks utilisation p99 goodput jain" (jain: the flows' fairness over the
+# middle of the run, "-" for one flow or without per-QP bytes).
 port=19100
 flows() {
 	local n=$1 mode=$2 p0 d0 m0 pids=() rate p99
@@ -139,6 +164,16 @@ flows() {
 	timeout $((SECS + 60)) ib_write_lat -d "$CD" -x "$cidx" -p $((port + 2)) -F -s 64 \
 		-n "$LAT_ITERS" $MSRV >"$OUT/$mode$n.lcli" 2>&1 &
 	pids+=($!)
+	# Each QP's bytes over the middle of the run, for fairness: from when all N are up (rrxe).
+	: >"$OUT/$mode$n.qa"
+	for _ in $(seq 20); do
+		is_rrxe || break
+		qp_bytes >"$OUT/$mode$n.qa"
+		[ "$(wc -l <"$OUT/$mode$n.qa")" -ge "$n" ] && break
+		sleep 0.5
+	done
+	sleep $((SECS > 3 ? SECS - 2 : 1))
+	qp_bytes >"$OUT/$mode$n.qb"
 	wait "${pids[@]}"
 	wait "${srvs[@]}" 2>/dev/null
 	srvs=()
@@ -149,26 +184,25 @@ flows() {
 	[ "$p99" != 0 ] || grep -v -E '^ *-+ *$|^ *$' "$OUT/$mode$n.lcli" | tail -n 2 |
 		sed "s/^/# $mode$n probe: /" >&2
 	echo "$(($(qstat pkts) - p0)) $(($(qstat dropped) - d0)) $(($(qstat ecn_mark) - m0))" \
-		"$rate $p99" | awk -v mbit="$MBIT" '{
-		printf "%d %d %d %.3f %.1f %.1f\n", $1, $2, $3, $4 * 1000 / mbit, $5, $4 * 1000 }'
+		"$rate $p99 $(jain "$OUT/$mode$n.qa" "$OUT/$mode$n.qb")" | awk -v mbit="$MBIT" '{
+		printf "%d %d %d %.3f %.1f %.1f %s\n", $1, $2, $3, $4 * 1000 / mbit, $5, $4 * 1000, $6 }'
 }
 
-# run N MODE: one row; its figures in ROW[MODE,N]: "pkts drops util p99".
+# run N MODE: one row; its figures in ROW[MODE,N]: "pkts drops util p99 jain".
 declare -A ROW
 run() {
-	local n=$1 mode=$2 r pkts drops marks util p99 rate
+	local n=$1 mode=$2 r pkts drops marks util p99 rate fair
 	r=$(flows "$n" "$mode")
-	read -r pkts drops marks util p99 rate <<<"$r"
+	read -r pkts drops marks util p99 rate fair <<<"$r"
 	diag "$mode, $n flow(s) at ${MBIT} Mbit/s: $pkts packets, $drops dropped, $marks CE-marked;" \
-		"goodput $rate Mbit/s, utilisation $util, probe p99 $p99 us"
-	ROW[$mode,$n]="$pkts $drops $util $p99"
+		"goodput $rate Mbit/s, utilisation $util, probe p99 $p99 us, Jain fairness $fair"
+	ROW[$mode,$n]="$pkts $drops $util $p99 $fair"
 }
 
 # judge N: congestion control against none. Judged: it must carry at least twice the goodput
 # and drop at most half the share of packets. Reported against issue #35's goals (drops under
-# 1 %, utilisation 0.9, the probe's p99 at most half; fairness is not measured yet: perftest
-# reports the QPs of one process together): not all met in a TCG guest
-# (Documentation/congestion.rst, "Measured").
+# 1 %, utilisation 0.9, the probe's p99 at most half, Jain fairness of the flows' per-QP bytes
+# 0.9): not all met in a TCG guest (Documentation/congestion.rst, "Measured").
 verdicts=()
 judge() {
 	local n=$1 c o
@@ -180,11 +214,12 @@ judge() {
 		'BEGIN { exit !(cp > 0 && op > 0 && cd / cp <= 0.5 * od / op) }' ||
 		verdicts+=("$n flow(s): ${c[1]} of ${c[0]} packets dropped with, ${o[1]} of ${o[0]} without")
 	awk -v p="${c[0]}" -v d="${c[1]}" -v u="${c[2]}" -v n="$n" -v l="${c[3]}" -v lo="${o[3]}" \
-		'BEGIN {
+		-v j="${c[4]}" 'BEGIN {
 		g = ""
 		if (d > 0.01 * p) g = g " drops over 1 %;"
 		if (u < 0.9) g = g " utilisation under 0.9;"
 		if (!(l > 0 && lo > 0 && l <= 0.5 * lo)) g = g " probe p99 not half;"
+		if (j != "-" && j < 0.9) g = g " Jain fairness under 0.9;"
 		if (g != "") print "issue #35 goals missed, " n " flow(s):" g }' | sed 's/^/# /'
 }
 
