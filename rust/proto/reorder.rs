@@ -22,7 +22,7 @@ use super::psn::{
 use core::cmp::Ordering;
 
 /// The most packets a store holds.
-pub(crate) const REORDER_SLOTS: usize = 64;
+pub(crate) const REORDER_SLOTS: usize = 128;
 
 /// PSNs less than this far ahead of the expected one are kept.
 pub(crate) const REORDER_REACH: u32 = 1024;
@@ -38,10 +38,10 @@ pub(crate) fn within_reach(psn: Psn, epsn: Psn) -> bool {
 pub(crate) struct Reorder<T> {
     slots: [Option<(Psn, T)>; REORDER_SLOTS],
     /// Bit `i`: slot `i` holds a packet.
-    used: u64,
+    used: u128,
 }
 
-const _: () = assert!(REORDER_SLOTS <= u64::BITS as usize);
+const _: () = assert!(REORDER_SLOTS <= u128::BITS as usize);
 
 impl<T> Default for Reorder<T> {
     fn default() -> Self {
@@ -92,7 +92,7 @@ impl<T> Reorder<T> {
 
     /// Empties slot `i`.
     fn take(&mut self, i: usize) -> Option<T> {
-        self.used &= !(1u64 << i);
+        self.used &= !(1u128 << i);
         self.slots[i].take().map(|(_, item)| item)
     }
 
@@ -111,7 +111,7 @@ impl<T> Reorder<T> {
             }
         };
         self.slots[at] = Some((psn, item));
-        self.used |= 1u64 << at;
+        self.used |= 1u128 << at;
         Insert::Kept(stale)
     }
 
