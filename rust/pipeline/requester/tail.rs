@@ -61,14 +61,14 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
     if !unanswered(st) || st.oldest_unfinished().is_none() {
         return;
     }
-    if let Some(sent) = crate::params::selective_recovery()
-        .then(|| read_probe(st))
-        .flatten()
-    {
+    if crate::params::selective_recovery() && read_probe(st) {
         // The READ's run goes again alone: everything after it stays tracked and placed.
-        if sent {
-            qp.device().count(Counter::TailProbes);
-        }
+        qp.device().count(Counter::TailProbes);
+        return;
+    }
+    if answer_follows(st) {
+        // A READ or atomic after it is unanswered: its answer acknowledges everything before
+        // it, and its loss is that READ's to probe. Going back would send it again whole.
         return;
     }
     super::rewind(st);
@@ -85,23 +85,23 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
 /// its first missing run is sent again, or one asking for its oldest unacknowledged response
 /// alone (a lost tail is one response more often than many, and a response only late comes
 /// twice at worst; what is still missing after the probe's answer is asked for then), or for
-/// all of it when none came. One probe until the peer answers something: a peer that answers
-/// nothing is left to the retransmission timer. `None` when the oldest unfinished WQE is no
-/// READ the oldest unacknowledged PSN is in; else whether a probe goes.
-fn read_probe(st: &mut SendState) -> Option<bool> {
-    let t = st.oldest_unfinished().and_then(|i| st.entry(i).copied())?;
+/// all of it when none came. Each probe the peer leaves unanswered doubles the wait for the
+/// next ([`delay`]): a peer that answers nothing gets one every half timeout until the
+/// retransmission timer gives up. `false` when the oldest unfinished WQE is no READ the oldest
+/// unacknowledged PSN is in.
+fn read_probe(st: &mut SendState) -> bool {
+    let Some(t) = st.oldest_unfinished().and_then(|i| st.entry(i).copied()) else {
+        return false;
+    };
     let inside = cmp_psn(st.comp_psn, t.first_psn) != Ordering::Less
         && cmp_psn(st.comp_psn, t.last_psn) != Ordering::Greater;
     if t.opcode != WrOpcode::RdmaRead || !inside {
-        return None;
+        return false;
     }
-    if st.read_probed {
-        return Some(false);
-    }
-    st.read_probed = true;
+    st.read_probes = st.read_probes.saturating_add(1);
     if let Some(a) = st.read_ask.as_mut() {
         a.after = None;
-        return Some(true);
+        return true;
     }
     // No response of it came: its request may have been lost, and a responder that never saw
     // it takes the ask for a new READ of the range asked for (a READ of one response would
@@ -112,13 +112,27 @@ fn read_probe(st: &mut SendState) -> Option<bool> {
         st.comp_psn
     };
     st.read_ask = Some(ReadAsk::new(st.comp_psn, end));
-    Some(true)
+    true
+}
+
+/// Whether a READ or atomic after the oldest unfinished WQE waits for its answer.
+fn answer_follows(st: &mut SendState) -> bool {
+    let Some(first) = st.oldest_unfinished() else {
+        return false;
+    };
+    (first + 1..st.count).any(|i| {
+        st.entry(i)
+            .is_some_and(|t| t.done.is_none() && t.wants_response())
+    })
 }
 
 /// How long a tail probe waits ([`tail_probe_delay_ns`]).
 fn delay(snap: &Snapshot, st: &SendState) -> Option<u64> {
+    let backoff = u32::from(st.read_probes.min(16));
     tail_probe_delay_ns(
-        st.rtt.srtt_ns(),
+        st.rtt
+            .srtt_ns()
+            .map(|ns| ns.saturating_mul(1u64 << backoff)),
         crate::pipeline::timeout_us(snap.timeout, 0),
     )
 }
