@@ -24,8 +24,7 @@ use crate::{
         psn::cmp_psn,
         qp_state::QpType,
         read_gaps::ReadAsk,
-        recovery::tail_probe_delay_ns,
-        wqe::WrOpcode, //
+        recovery::tail_probe_delay_ns, //
     },
     sync::ObjRef,
 };
@@ -90,14 +89,9 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
 /// retransmission timer gives up. `false` when the oldest unfinished WQE is no READ the oldest
 /// unacknowledged PSN is in.
 fn read_probe(st: &mut SendState) -> bool {
-    let Some(t) = st.oldest_unfinished().and_then(|i| st.entry(i).copied()) else {
+    let Some(t) = st.oldest_read() else {
         return false;
     };
-    let inside = cmp_psn(st.comp_psn, t.first_psn) != Ordering::Less
-        && cmp_psn(st.comp_psn, t.last_psn) != Ordering::Greater;
-    if t.opcode != WrOpcode::RdmaRead || !inside {
-        return false;
-    }
     st.read_probes = st.read_probes.saturating_add(1);
     if let Some(a) = st.read_ask.as_mut() {
         a.after = None;

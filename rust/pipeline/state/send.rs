@@ -261,6 +261,17 @@ impl SendState {
         }
     }
 
+    /// The oldest unfinished WQE when it is an RDMA READ whose responses include the oldest PSN
+    /// not yet acknowledged: the READ selective recovery asks for again.
+    pub(crate) fn oldest_read(&mut self) -> Option<Track> {
+        let t = self
+            .oldest_unfinished()
+            .and_then(|i| self.entry(i).copied())?;
+        let inside = cmp_psn(self.comp_psn, t.first_psn) != Ordering::Less
+            && cmp_psn(self.comp_psn, t.last_psn) != Ordering::Greater;
+        (t.opcode == WrOpcode::RdmaRead && inside).then_some(t)
+    }
+
     /// Selective recovery: asks for the first missing run of the oldest unanswered READ's
     /// responses once its loss is known (a response after it placed, or `lost`), unless an
     /// ask waits already. Returns whether an ask is due or waits.
@@ -268,16 +279,15 @@ impl SendState {
         if self.read_ask.is_some() {
             return true;
         }
-        let Some(t) = self
-            .oldest_unfinished()
-            .and_then(|i| self.entry(i).copied())
-        else {
-            return false;
-        };
-        if t.opcode != WrOpcode::RdmaRead {
+        self.placed.rebase(self.comp_psn);
+        // Nothing placed and no loss known: no READ to look up (every ACK and response
+        // comes here).
+        if !lost && self.placed.is_empty() {
             return false;
         }
-        self.placed.rebase(self.comp_psn);
+        let Some(t) = self.oldest_read() else {
+            return false;
+        };
         let run = (t.first_psn, t.last_psn);
         let Some(end) = missing_run(&self.placed, run, self.comp_psn, lost) else {
             return false;
