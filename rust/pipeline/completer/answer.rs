@@ -86,7 +86,9 @@ pub(super) fn on_answer(
     let mut out = CompOutcome::default();
     let is_read = h.info.kind == OpKind::ReadResponse;
     let selective = crate::params::selective_recovery();
-    if is_read && selective {
+    // Past the oldest unacknowledged PSN: placed, once what it acknowledges before its READ
+    // is retired (the expected response goes the way below, looked up and acknowledged once).
+    if is_read && selective && psn.psn() != st.comp_psn {
         if let Some(j) = read_gaps::read_of(&mut st, psn.psn()) {
             ack_up_to(&mut st, psn.acks_before());
             if psn.psn() != st.comp_psn {
