@@ -36,6 +36,7 @@ use crate::{
     },
 };
 use core::cmp::Ordering;
+use kernel::prelude::*;
 
 /// The unanswered RDMA READ whose responses include `psn`, when only READs are unanswered
 /// before it (a SEND or WRITE between them is acknowledged by any response after it; an
@@ -59,8 +60,9 @@ pub(super) fn read_of(st: &mut SendState, psn: Psn) -> Option<usize> {
 
 /// Places a READ response for entry `j` that arrived past the oldest PSN not yet acknowledged:
 /// it must fit its place in the READ, and each place is filled once; its data goes into the
-/// READ's sink now. A response whose data cannot be placed (a page being faulted in, a local
-/// protection error) is forgotten: it is asked for again when its turn comes.
+/// READ's sink now. One whose page is being faulted in is handled again once it is in; one
+/// whose data cannot be placed (a local protection error) is forgotten, and asked for again
+/// when its turn comes, when the error fails the READ.
 pub(super) fn place(
     qp: &Qp<RrxeDevice>,
     snap: &Snapshot,
@@ -99,9 +101,17 @@ pub(super) fn place(
         Mark::OutOfReach => return CompOutcome::drop(DropReason::PsnOutOfWindow),
     }
     let offset = index.saturating_mul(snap.mtu);
-    if deliver_local(qp, snap, st, j, offset, payload).is_err() {
-        st.placed.unmark(psn);
-        return CompOutcome::drop(DropReason::ResponseLength);
+    match deliver_local(qp, snap, st, j, offset, payload) {
+        Ok(()) => {}
+        // A local page is being faulted in: the response is handled again after (not a drop).
+        Err(e) if e == EAGAIN => {
+            st.placed.unmark(psn);
+            return CompOutcome::default();
+        }
+        Err(_) => {
+            st.placed.unmark(psn);
+            return CompOutcome::drop(DropReason::ResponseLength);
+        }
     }
     qp.device().count(Counter::ReadPlaced);
     // Not progress in itself (the oldest READ still waits), but the peer is answering: no
