@@ -130,11 +130,16 @@ pub(super) fn advance(st: &mut SendState) {
     if st.placed.is_empty() {
         return;
     }
+    let Some(mut i) = st.oldest_unfinished() else {
+        return;
+    };
     let mut moved = false;
-    while let Some(i) = st.oldest_unfinished() {
-        let Some(t) = st.entry(i).copied() else {
-            break;
-        };
+    // One walk forward from the oldest unfinished WQE (each it completes, the next is).
+    while let Some(t) = st.entry(i).copied() {
+        if t.done.is_some() {
+            i += 1;
+            continue;
+        }
         let mut at = st.comp_psn;
         if t.opcode == WrOpcode::RdmaRead {
             if !psn_le(t.first_psn, at) || !psn_le(at, t.last_psn) {
@@ -155,6 +160,7 @@ pub(super) fn advance(st: &mut SendState) {
                 st.rd_outstanding -= 1;
                 st.sinks.retire_oldest();
             }
+            i += 1;
         } else if !t.wants_response() && st.placed.next_placed(t.last_psn.next()).is_some() {
             if let Some(e) = st.entry(i) {
                 e.done = Some(WcStatus::Success);
@@ -164,6 +170,7 @@ pub(super) fn advance(st: &mut SendState) {
                 st.comp_psn = at;
             }
             moved = true;
+            i += 1;
         } else {
             break;
         }
