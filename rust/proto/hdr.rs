@@ -107,23 +107,6 @@ impl Bth {
     /// Length of the header on the wire.
     pub(crate) const LEN: usize = 12;
 
-    /// A BTH of `opcode` to `dest_qpn` at `psn` with the default P_Key, no payload padding and
-    /// every flag clear.
-    pub(crate) const fn plain(opcode: Opcode, dest_qpn: u32, psn: Psn) -> Self {
-        Self {
-            opcode,
-            solicited: false,
-            mig_req: false,
-            pad: 0,
-            pkey: DEFAULT_PKEY,
-            fecn: false,
-            becn: false,
-            dest_qpn,
-            ack_req: false,
-            psn,
-        }
-    }
-
     /// Bit of byte 1 that holds the solicited event flag.
     const SE_BIT: u8 = 0x80;
     /// Bit of byte 1 that holds the migration request flag.

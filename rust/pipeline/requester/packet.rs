@@ -168,7 +168,18 @@ pub(super) fn read_ask(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState)
     let runs = (a.end.distance_from(a.start) + 1).checked_mul(snap.mtu)?;
     let len = t.length.checked_sub(skip)?.min(runs);
     let opcode = seq::request_opcode(QpType::Rc, WrOpcode::RdmaRead, Position::Only)?;
-    let mut h = TransportHeaders::new(Bth::plain(opcode, snap.dest_qpn, a.start));
+    let mut h = TransportHeaders::new(Bth {
+        opcode,
+        solicited: false,
+        mig_req: false,
+        pad: 0,
+        pkey: DEFAULT_PKEY,
+        fecn: false,
+        becn: false,
+        dest_qpn: snap.dest_qpn,
+        ack_req: false,
+        psn: a.start,
+    });
     h.reth = Some(Reth {
         va: remote.va.checked_add(u64::from(skip))?,
         rkey: remote.rkey,
