@@ -10,7 +10,8 @@
 //!   for a PSN the requester may have sent by then, sent after the post and before the
 //!   completion; and its last request packet went on the wire.
 //! - R3: a successful READ got every response packet, of the right opcode for its place,
-//!   length and payload (9.7.4.1.2, 9.7.5.1.4).
+//!   length and payload (9.7.4.1.2, 9.7.5.1.4); its place in the READ or in a run of it the
+//!   requester asked for again.
 //! - R4: a successful CmpSwap/FetchAdd got its ATOMIC Acknowledge with the original value it
 //!   reports (9.7.5.1.5); ATOMIC WRITE and FLUSH their zero-length READ response (A19) or a
 //!   later acknowledgement.
@@ -233,25 +234,34 @@ impl Ctx<'_> {
             return Verdict::Unjudged("hash count does not fit the READ");
         }
         let slack = self.w.cfg.slack_ns;
+        let (lo, hi) = (wr.t.saturating_sub(slack), self.t_wc.saturating_add(slack));
+        let mtu = self.g.conn.mtu.max(1);
+        // The requester may ask again for a run of the READ's responses (9.7.5.1.4): a READ
+        // request at the PSN of response j whose RETH names the run's bytes, all the rest
+        // (going back) or fewer (asking for what is missing past a gap). The responder answers
+        // it as a new READ of those bytes: the run's k-th response is the READ's response j + k.
+        // As (j, the run's packets), the READ itself first.
+        let mut runs = vec![(0, n)];
+        for j in 0..n {
+            let p = wr.first.wrapping_add(j).value();
+            runs.extend(
+                self.w
+                    .reads_sent(p, lo, hi)
+                    .map(|len| (j, len.div_ceil(mtu))),
+            );
+        }
         for i in 0..n {
             let p = wr.first.wrapping_add(i);
             let op = read_resp_op(i, n);
-            // A READ resumed at packet i (the requester asked again from its PSN, 9.7.5.1.4)
-            // is answered as a new READ of the rest: its first response starts a message
-            // there, a FIRST (or an ONLY for the last packet).
-            let resumed = (i > 0
-                && self.w.sent_request(
-                    QpKind::Rc,
-                    p.value(),
-                    wr.t.saturating_sub(slack),
-                    self.t_wc.saturating_add(slack),
-                ))
-            .then(|| read_resp_op(0, n - i));
+            let fits = |o: Op| {
+                runs.iter()
+                    .any(|&(j, m)| j <= i && i - j < m && read_resp_op(i - j, m) == o)
+            };
             let len = chunk_len(i, n, wr.len, self.g.conn.mtu);
             let hash = h.get(i as usize).copied();
             let found = self.resps.iter().any(|r| {
                 r.psn == p
-                    && (r.op == Some(op) || (r.op.is_some() && r.op == resumed))
+                    && r.op.is_some_and(fits)
                     && r.len == len
                     && hash.is_none_or(|x| x == r.hash)
             });

@@ -277,6 +277,8 @@ pub(crate) struct Packet {
     pub(crate) ieth: Option<u32>,
     /// The AtomicAckETH's original value, if any.
     pub(crate) orig: Option<u64>,
+    /// The RETH's DMA length, if the packet carries a RETH.
+    pub(crate) reth_len: Option<u32>,
     /// Payload bytes, pad excluded.
     pub(crate) len: u32,
     /// FNV-1a-64 of the payload.
@@ -367,6 +369,7 @@ impl Packet {
             imm: None,
             ieth: None,
             orig: None,
+            reth_len: None,
             len,
             hash,
         };
@@ -379,6 +382,7 @@ impl Packet {
             at += 4;
         }
         if h.reth {
+            p.reth_len = Some(be32(b, at + 12).ok_or(HdrError::Truncated)?);
             at += 16;
         }
         if h.aeth {

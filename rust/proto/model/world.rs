@@ -64,6 +64,8 @@ pub(crate) struct World<'c> {
     pub(crate) tx_other: usize,
     /// Request PSNs the victim's requesters sent (`rx`), with the times they were seen.
     pub(crate) rx_req: [HashMap<u32, Vec<u64>>; 2],
+    /// The RC READ requests the victim sent by PSN: when, and the length their RETH asked for.
+    rx_reads: HashMap<u32, Vec<(u64, u32)>>,
     /// Times the victim's RC responder sent a NAK with an error code (fatal for it).
     pub(crate) rx_fatal: Vec<u64>,
     /// Packets from the victim the fuzzer missed.
@@ -100,6 +102,7 @@ impl<'c> World<'c> {
             req: Default::default(),
             tx_other: 0,
             rx_req: Default::default(),
+            rx_reads: HashMap::new(),
             rx_fatal: Vec::new(),
             lost: tr.lost,
             error_gens: HashSet::new(),
@@ -177,6 +180,12 @@ impl<'c> World<'c> {
                     .entry(p.psn.value())
                     .or_default()
                     .push(p.t);
+                if let (QpKind::Rc, Op::ReadRequest, Some(len)) = (q, op, p.reth_len) {
+                    w.rx_reads
+                        .entry(p.psn.value())
+                        .or_default()
+                        .push((p.t, len));
+                }
             } else if q == QpKind::Rc
                 && op == Op::Ack
                 && matches!(p.aeth(), Some(Syndrome::Nak(1..=4)))
@@ -208,6 +217,16 @@ impl<'c> World<'c> {
         self.rx_req[q.idx()]
             .get(&psn)
             .is_some_and(|ts| ts.iter().any(|&t| lo <= t && t <= hi))
+    }
+
+    /// The lengths asked for by the RC READ requests the victim sent at `psn` in `[lo, hi]`.
+    pub(crate) fn reads_sent(&self, psn: u32, lo: u64, hi: u64) -> impl Iterator<Item = u32> + '_ {
+        self.rx_reads
+            .get(&psn)
+            .into_iter()
+            .flatten()
+            .filter(move |&&(t, _)| lo <= t && t <= hi)
+            .map(|&(_, len)| len)
     }
 
     /// Returns whether the fuzzer was reading what generation `gen` of `q` sent at time `t`:

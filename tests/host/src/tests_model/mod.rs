@@ -127,6 +127,17 @@ impl Tb {
         ))
     }
 
+    /// The victim's requester sent an RC READ request at `psn` for `len` bytes.
+    fn read_req(&mut self, ms: u64, psn: u32, len: u32) -> &mut Self {
+        let mut reth = [0u8; 16];
+        reth[12..].copy_from_slice(&len.to_be_bytes());
+        self.line_f(format!(
+            "rx {} {} 0 cbf29ce484222325",
+            ms * MS,
+            hdr(READ_REQ, 0x99, psn, &reth)
+        ))
+    }
+
     /// The fuzzer sent a packet (`tx ok` or `tx bad`).
     #[allow(clippy::too_many_arguments)]
     fn tx(
@@ -195,7 +206,7 @@ fn send_3000() -> Tb {
 /// A READ of 2500 bytes (PSNs 100-102) posted and on the wire, not yet answered.
 fn read_2500() -> Tb {
     let mut t = Tb::new(100, 0);
-    t.post(1, "rc", 1, "read", 2500).rx(2, READ_REQ, 100);
+    t.post(1, "rc", 1, "read", 2500).read_req(2, 100, 2500);
     t
 }
 

@@ -250,7 +250,7 @@ fn r3_a_resumed_read_starts_again_where_it_was_asked_again() {
         let mut t = read_2500();
         t.rr(3, RR_FIRST, 100, 1024, 0xa1);
         if rerequest {
-            t.rx(4, READ_REQ, 101);
+            t.read_req(4, 101, 1476);
         }
         t.rr(5, RR_FIRST, 101, 1024, 0xa2)
             .rr(5, RR_LAST, 102, 452, 0xa3)
@@ -264,18 +264,63 @@ fn r3_a_resumed_read_starts_again_where_it_was_asked_again() {
     let mut t = read_2500();
     t.rr(3, RR_FIRST, 100, 1024, 0xa1)
         .rr(3, RR_MIDDLE, 101, 1024, 0xa2)
-        .rx(4, READ_REQ, 102)
+        .read_req(4, 102, 452)
         .rr(5, RR_ONLY, 102, 452, 0xa3)
         .wc(6, "rc", 1, 0, val);
     verdict(&t.run(), &[]);
     // A MIDDLE never starts a READ, asked again or not.
     let mut t = read_2500();
-    t.rx(2, READ_REQ, 100)
+    t.read_req(2, 100, 2500)
         .rr(3, RR_MIDDLE, 100, 1024, 0xa1)
         .rr(3, RR_MIDDLE, 101, 1024, 0xa2)
         .rr(3, RR_LAST, 102, 452, 0xa3)
         .wc(4, "rc", 1, 0, val);
     verdict(&t.run(), &["R3"]);
+}
+
+#[test]
+fn r3_a_read_asked_for_a_run_is_answered_by_a_message_of_that_run() {
+    let val = "00000000000000a1,00000000000000a2,00000000000000a3";
+    // The LAST came past a gap and was placed; the requester asked for the first two packets
+    // only (2048 bytes at PSN 100): a FIRST and a LAST of 1024 bytes each answer it.
+    let asked = |ask: Option<u32>, resps: &[(u8, u32, u32, u64)]| {
+        let mut t = read_2500();
+        t.rr(3, RR_LAST, 102, 452, 0xa3);
+        if let Some(len) = ask {
+            t.read_req(4, 100, len);
+        }
+        for &(op, psn, len, hash) in resps {
+            t.rr(5, op, psn, len, hash);
+        }
+        t.wc(6, "rc", 1, 0, val).run()
+    };
+    let run_first = (RR_FIRST, 100, 1024, 0xa1);
+    let run_last = (RR_LAST, 101, 1024, 0xa2);
+    verdict(&asked(Some(2048), &[run_first, run_last]), &[]);
+    // Without the ask, a LAST at 101 ends no message of the READ.
+    verdict(&asked(None, &[run_first, run_last]), &["R3"]);
+    // Asked for the first packet only (the seed 4611 case): an ONLY of 1024 bytes there, and the
+    // second packet still as the READ's MIDDLE.
+    verdict(
+        &asked(
+            Some(1024),
+            &[(RR_ONLY, 100, 1024, 0xa1), (RR_MIDDLE, 101, 1024, 0xa2)],
+        ),
+        &[],
+    );
+    // Asked for the first packet only, a LAST at 101 ends no message: the run is one packet.
+    verdict(
+        &asked(Some(1024), &[run_first, (RR_LAST, 101, 1024, 0xa2)]),
+        &["R3"],
+    );
+    // An ONLY longer than the MTU answers nothing.
+    verdict(
+        &asked(
+            Some(1024),
+            &[(RR_ONLY, 100, 1025, 0xa1), (RR_MIDDLE, 101, 1024, 0xa2)],
+        ),
+        &["R3"],
+    );
 }
 
 #[test]
