@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,22 +66,69 @@ static void *map_file(const char *file, size_t len, off_t off)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The child's end of the pipe it says "about to block" on; -1 in the parent. */
+static int about_to_block = -1;
+
+/* In the child: the setup is done, the call that should block comes next. */
+static void say_about_to_block(void)
+{
+	char c = 'b';
+
+	if (write(about_to_block, &c, 1) != 1)
+		_exit(40);
+}
+
 /*
- * Runs `fn` in a child; kills it with SIGKILL after `ms` milliseconds (if it still runs: then
- * `*blocked` is set) and reaps it. The milliseconds from the kill to the reaping; -1 if the
- * child was not gone after PROMPT_MS.
+ * Runs `fn` in a child; kills it with SIGKILL `ms` milliseconds after it says it is about to
+ * make the call that blocks (if it still runs: then `*blocked` is set) and reaps it. The clock
+ * starts at that word, not at the fork: on the debug kernel under TCG the child's setup alone
+ * can take seconds, and a kill during the setup would test nothing. The milliseconds from the
+ * kill to the reaping; -1 if the child was not gone after PROMPT_MS, or never got to the call
+ * within SETUP_MS.
  */
+#define SETUP_MS 60000
 static long kill_after(int (*fn)(int, char **), int argc, char **argv, long ms, int *blocked,
 		       int *status)
 {
-	pid_t pid = fork();
-	long t, start = now_ms();
+	int fds[2];
+	pid_t pid;
+	long t, start;
+	char c;
 
+	if (pipe(fds))
+		return -1;
+	pid = fork();
 	if (pid < 0)
 		return -1;
-	if (pid == 0)
+	if (pid == 0) {
+		close(fds[0]);
+		about_to_block = fds[1];
 		_exit(fn(argc, argv));
+	}
+	close(fds[1]);
 	*blocked = 1;
+	start = now_ms();
+	while (now_ms() - start < SETUP_MS) {
+		struct timeval tv = { .tv_usec = 20000 };
+		fd_set rd;
+
+		FD_ZERO(&rd);
+		FD_SET(fds[0], &rd);
+		if (select(fds[0] + 1, &rd, NULL, NULL, &tv) > 0)
+			break;
+	}
+	/* EOF (the child exited during its setup) or the word. */
+	if (now_ms() - start >= SETUP_MS || read(fds[0], &c, 1) != 1) {
+		close(fds[0]);
+		printf("# the child never got to the call (setup failed or took over %d s)\n",
+		       SETUP_MS / 1000);
+		kill(pid, SIGKILL);
+		waitpid(pid, status, 0);
+		*blocked = 0;
+		return -1;
+	}
+	close(fds[0]);
+	start = now_ms();
 	while (now_ms() - start < ms) {
 		if (waitpid(pid, status, WNOHANG) == pid) {
 			*blocked = 0;
@@ -115,6 +163,7 @@ static int advise_file(int argc, char **argv)
 	if (!mr)
 		return 21;
 	sge = (struct ibv_sge){ .addr = (uintptr_t)p, .length = MIB, .lkey = mr->lkey };
+	say_about_to_block();
 	r = ibv_cmd_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
 	printf("# advise_mr over the stalled file returned %d\n", r);
 	return 30;
@@ -139,6 +188,7 @@ static int advise_big(int argc, char **argv)
 	for (int i = 0; i < BIG_SGES; i++)
 		sges[i] = (struct ibv_sge){ .addr = (uintptr_t)p, .length = BIG_LEN,
 					    .lkey = mr->lkey };
+	say_about_to_block();
 	r = ibv_cmd_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT, IBV_ADVISE_MR_FLAG_FLUSH,
 			      sges, BIG_SGES);
 	printf("# advise_mr of 4095 x 1 GiB returned %d\n", r);
