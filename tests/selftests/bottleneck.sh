@@ -113,6 +113,29 @@ qstat() {
 		}'
 }
 
+# qdetail: the bottleneck queue's own counters as NAME VALUE lines: RED's marked, early
+# (dropped below max), pdrop (dropped at the byte limit) and other; fq_codel's drop_overlimit
+# and ecn_mark. Which of them moves says why packets were dropped.
+qdetail() {
+	ip netns exec $RNS tc -s qdisc show dev $DRIF | awk '
+		/qdisc (fq_codel|red)/ { q = 1; next }
+		/^qdisc/ { q = 0 }
+		q { for (i = 1; i < NF; i++)
+			if ($i ~ /^(marked|early|pdrop|other|drop_overlimit|ecn_mark)$/) print $i, $(i + 1) }'
+}
+
+# dev_counters: the senders' device counters as NAME VALUE lines (rrxe: recovery and DCQCN).
+dev_counters() {
+	timeout 10 rdma statistic show link "$CD/1" 2>/dev/null | tr -s ' \t\n' '\n' | paste - - |
+		awk 'NF == 2 && $2 ~ /^[0-9]+$/'
+}
+
+# delta A B: "NAME=B-A" for each counter that moved between the NAME VALUE files A and B.
+delta() {
+	awk 'NR == FNR { a[$1] = $2; next } $2 - a[$1] > 0 { printf "%s=%d ", $1, $2 - a[$1] }' \
+		"$1" "$2"
+}
+
 # qp_bytes: "LQPN BYTES" for each QP of the flows (ib_write_bw's on the senders' device), from
 # rrxe's per-QP tx_bytes (rdma res show qp -dd); nothing on C rxe.
 qp_bytes() {
@@ -145,6 +168,8 @@ port=19100
 flows() {
 	local n=$1 mode=$2 p0 d0 m0 pids=() rate p99
 	p0=$(qstat pkts) d0=$(qstat dropped) m0=$(qstat ecn_mark)
+	qdetail >"$OUT/$mode$n.q0"
+	dev_counters >"$OUT/$mode$n.c0"
 	ip netns exec $DNS timeout $((SECS + 60)) ib_write_bw -d "$SD" -x "$sidx" -p $((port + 1)) \
 		-F --report_gbits -s 65536 -q "$n" -D "$SECS" >"$OUT/$mode$n.srv" 2>&1 &
 	srvs=($!)
@@ -177,6 +202,11 @@ flows() {
 	wait "${pids[@]}"
 	wait "${srvs[@]}" 2>/dev/null
 	srvs=()
+	qdetail >"$OUT/$mode$n.q1"
+	dev_counters >"$OUT/$mode$n.c1"
+	diag "$mode$n queue: $(delta "$OUT/$mode$n.q0" "$OUT/$mode$n.q1")" >&2
+	diag "$mode$n senders: $(delta "$OUT/$mode$n.c0" "$OUT/$mode$n.c1" | fold -s -w 150 |
+		sed '2,$s/^/#   /')" >&2
 	port=$((port + 2))
 	rate=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { print v + 0 }' "$OUT/$mode$n.cli")
 	# "#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%" (usec); 0: no result.
