@@ -116,7 +116,7 @@ fn progress(st: &mut SendState) {
     st.probe = None;
     st.probe_tail = false;
     st.tail_probe_at = None;
-    st.read_probes = 0;
+    st.probes_unanswered = 0;
 }
 
 /// An answer acknowledged through `acked` while a probe waited: what it shows of the peer

@@ -401,7 +401,7 @@ pub(crate) fn rewind(st: &mut SendState) {
     // The READs after it are asked for again whole.
     st.placed.clear();
     st.read_ask = None;
-    st.read_probes = 0;
+    st.probes_unanswered = 0;
     // An answer to a packet sent again could be either copy's (Karn).
     st.rtt.cancel();
 }

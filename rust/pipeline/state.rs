@@ -215,7 +215,7 @@ impl QpPipe {
             read_resumed_at: None,
             placed: Default::default(),
             read_ask: None,
-            read_probes: 0,
+            probes_unanswered: 0,
             probe: None,
             probe_tail: false,
             peer: Default::default(),

@@ -118,7 +118,7 @@ pub(super) fn place(
     // retransmission timeout or tail probe while it does.
     st.progressed = true;
     st.tail_probe_at = None;
-    st.read_probes = 0;
+    st.probes_unanswered = 0;
     CompOutcome::default()
 }
 

@@ -70,7 +70,9 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
         // it, and its loss is that READ's to probe. Going back would send it again whole.
         return;
     }
+    let unanswered = st.probes_unanswered;
     super::rewind(st);
+    st.probes_unanswered = unanswered.saturating_add(1);
     st.probe = Some(st.psn);
     st.probe_tail = true;
     qp.device().count(Counter::TailProbes);
@@ -92,7 +94,7 @@ fn read_probe(st: &mut SendState) -> bool {
     let Some(t) = st.oldest_read() else {
         return false;
     };
-    st.read_probes = st.read_probes.saturating_add(1);
+    st.probes_unanswered = st.probes_unanswered.saturating_add(1);
     if let Some(a) = st.read_ask.as_mut() {
         a.after = None;
         return true;
@@ -122,7 +124,7 @@ fn answer_follows(st: &mut SendState) -> bool {
 
 /// How long a tail probe waits ([`tail_probe_delay_ns`]).
 fn delay(snap: &Snapshot, st: &SendState) -> Option<u64> {
-    let backoff = u32::from(st.read_probes.min(16));
+    let backoff = u32::from(st.probes_unanswered.min(16));
     tail_probe_delay_ns(
         st.rtt
             .srtt_ns()

@@ -179,9 +179,9 @@ pub(crate) struct SendState {
     /// Selective recovery: the request asking again for a missing run of the oldest
     /// unanswered READ's responses, to be sent or waiting for its answer.
     pub(in crate::pipeline) read_ask: Option<ReadAsk>,
-    /// Tail probes of the oldest unanswered READ sent since the peer last answered something:
-    /// each waits twice as long as the one before ([`crate::proto::recovery`]).
-    pub(in crate::pipeline) read_probes: u8,
+    /// Tail probes sent since the peer last answered something: each waits twice as long as
+    /// the one before (`requester/tail.rs`).
+    pub(in crate::pipeline) probes_unanswered: u8,
     /// Selective recovery: after a sequence NAK the packet at this PSN is sent alone, and the
     /// requester waits for its answer ([`crate::proto::recovery`]).
     pub(in crate::pipeline) probe: Option<Psn>,
@@ -210,7 +210,7 @@ impl SendState {
         self.acked_ahead = None;
         self.placed.clear();
         self.read_ask = None;
-        self.read_probes = 0;
+        self.probes_unanswered = 0;
         self.probe = None;
         self.probe_tail = false;
         self.peer = PeerRecovery::default();
