@@ -152,8 +152,9 @@ pub(super) fn next_packet(
 /// answered the ask. An ask that names no outstanding READ any more is dropped.
 pub(super) fn read_ask(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Option<TxItem> {
     let a = st.read_ask.filter(|a| a.after.is_none())?;
-    let t = st.oldest_unfinished().and_then(|i| st.entry(i).copied());
-    let t = t.filter(|t| {
+    // The oldest unanswered READ; WQEs before it that wait for an ACK only are acknowledged
+    // by its answer (a tail probe asks for a READ none of whose responses came behind them).
+    let t = st.first_unanswered().filter(|t| {
         t.opcode == WrOpcode::RdmaRead
             && cmp_psn(a.start, t.first_psn) != Ordering::Less
             && cmp_psn(a.end, t.last_psn) != Ordering::Greater

@@ -13,7 +13,8 @@
 use super::super::state::{
     SendState,
     SendWait,
-    Snapshot, //
+    Snapshot,
+    Track, //
 };
 use crate::{
     counters::Counter,
@@ -24,7 +25,8 @@ use crate::{
         psn::cmp_psn,
         qp_state::QpType,
         read_gaps::ReadAsk,
-        recovery::tail_probe_delay_ns, //
+        recovery::tail_probe_delay_ns,
+        wqe::WrOpcode, //
     },
     sync::ObjRef,
 };
@@ -88,27 +90,52 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
 /// twice at worst; what is still missing after the probe's answer is asked for then), or for
 /// all of it when none came. Each probe the peer leaves unanswered doubles the wait for the
 /// next ([`delay`]): a peer that answers nothing gets one every half timeout until the
-/// retransmission timer gives up. `false` when the oldest unfinished WQE is no READ the oldest
-/// unacknowledged PSN is in.
+/// retransmission timer gives up.
+///
+/// A READ behind WQEs that wait for their ACK (a WRITE, then the READ) is probed the same way
+/// when none of its responses came (they would have acknowledged those WQEs): it is asked for
+/// whole. Its request, or all its responses, were lost, and nothing else would make the peer
+/// answer before the retransmission timeout; going back would send the WQEs before it again.
+///
+/// `false` when no READ is to be probed: the oldest unfinished WQE is no READ the oldest
+/// unacknowledged PSN is in, and the first that waits for an answer is no READ.
 fn read_probe(st: &mut SendState) -> bool {
-    let Some(t) = st.oldest_read() else {
-        return false;
+    let t = match st.oldest_read() {
+        Some(t) => t,
+        None => match st.first_unanswered() {
+            Some(t) if following_read(st, &t) => t,
+            _ => return false,
+        },
     };
     st.probes_unanswered = st.probes_unanswered.saturating_add(1);
     if let Some(a) = st.read_ask.as_mut() {
         a.after = None;
         return true;
     }
-    // No response of it came: its request may have been lost, and a responder that never saw
-    // it takes the ask for a new READ of the range asked for (a READ of one response would
-    // leave it expecting a PSN inside this one, which never comes).
-    let end = if st.comp_psn == t.first_psn {
+    // Its oldest unacknowledged response, or all of it when none came: its request may have
+    // been lost, and a responder that never saw it takes the ask for a new READ of the range
+    // asked for (a READ of one response would leave it expecting a PSN inside this one, which
+    // never comes).
+    let start = if cmp_psn(st.comp_psn, t.first_psn) == Ordering::Greater {
+        st.comp_psn
+    } else {
+        t.first_psn
+    };
+    let end = if start == t.first_psn {
         t.last_psn
     } else {
-        st.comp_psn
+        start
     };
-    st.read_ask = Some(ReadAsk::new(st.comp_psn, end));
+    st.read_ask = Some(ReadAsk::new(start, end));
     true
+}
+
+/// Whether `t`, the first unanswered WQE, is a READ past the oldest unacknowledged PSN (so none
+/// of its responses came) that can be asked for again (its sink is there).
+fn following_read(st: &SendState, t: &Track) -> bool {
+    t.opcode == WrOpcode::RdmaRead
+        && t.sink.is_some()
+        && cmp_psn(t.first_psn, st.comp_psn) == Ordering::Greater
 }
 
 /// Whether a READ or atomic after the oldest unfinished WQE waits for its answer.

@@ -272,6 +272,17 @@ impl SendState {
         (t.opcode == WrOpcode::RdmaRead && inside).then_some(t)
     }
 
+    /// The first unfinished WQE that waits for a response (a READ or an atomic): its answer
+    /// acknowledges every WQE before it.
+    pub(crate) fn first_unanswered(&mut self) -> Option<Track> {
+        let first = self.oldest_unfinished()?;
+        (first..self.count).find_map(|i| {
+            self.entry(i)
+                .copied()
+                .filter(|t| t.done.is_none() && t.wants_response())
+        })
+    }
+
     /// Selective recovery: asks for the first missing run of the oldest unanswered READ's
     /// responses once its loss is known (a response after it placed, or `lost`), unless an
     /// ask waits already. Returns whether an ask is due or waits.
