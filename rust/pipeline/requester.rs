@@ -5,6 +5,7 @@
 //! moves the QP to ERR. RC requests stay tracked until the completer retires them. Local
 //! operations are in [`local`], the packets in [`packet`].
 
+mod kunit;
 mod local;
 mod packet;
 mod tail;

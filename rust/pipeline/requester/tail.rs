@@ -99,7 +99,7 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
 ///
 /// `false` when no READ is to be probed: the oldest unfinished WQE is no READ the oldest
 /// unacknowledged PSN is in, and the first that waits for an answer is no READ.
-fn read_probe(st: &mut SendState) -> bool {
+pub(super) fn read_probe(st: &mut SendState) -> bool {
     let t = match st.oldest_read() {
         Some(t) => t,
         None => match st.first_unanswered() {

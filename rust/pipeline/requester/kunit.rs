@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit tests of the requester's tail probes (`tail.rs`): which READ a tail probe asks for
+//! again, and what it asks for.
+
+#[kernel::prelude::kunit_tests(rrxe_pipeline_requester)]
+mod tests {
+    use super::super::super::{
+        sinks::Remote,
+        state::{
+            QpPipe,
+            SendState,
+            Track, //
+        },
+    };
+    use super::super::tail::read_probe;
+    use crate::proto::{
+        psn::Psn,
+        read_gaps::ReadAsk,
+        wqe::WrOpcode, //
+    };
+    use kernel::prelude::*;
+
+    /// The pipeline state of a connected QP with a 16-slot send queue.
+    fn small_pipe() -> Pin<KBox<QpPipe>> {
+        KBox::pin_init(QpPipe::new(16, 64, 1, 64, 1, false).unwrap(), GFP_KERNEL).unwrap()
+    }
+
+    /// A WQE of `opcode` over PSNs `first..first + npsn` (a READ: its responses), sent; a READ
+    /// or atomic with its sink.
+    fn sent(st: &mut SendState, opcode: WrOpcode, first: u32, npsn: u32) {
+        let mut t = Track::new(1, opcode, true, Psn::new(first), npsn * 1024);
+        t.last_psn = Psn::new(first + npsn - 1);
+        if opcode.wants_response() {
+            let remote = Remote {
+                va: 0x10000,
+                rkey: 0x1234,
+            };
+            t.sink = st.sinks.take(st.rd_outstanding, |_| None, 0, remote);
+            assert!(t.sink.is_some());
+            st.rd_outstanding += 1;
+        }
+        assert!(st.push(t));
+        st.advance(npsn);
+    }
+
+    /// The ask a tail probe leaves, as (start, end, sent).
+    fn ask(st: &SendState) -> Option<(u32, u32, bool)> {
+        st.read_ask
+            .map(|a| (a.start.value(), a.end.value(), a.after.is_some()))
+    }
+
+    #[test]
+    fn a_read_none_of_whose_responses_came_is_asked_for_whole() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        sent(&mut st, WrOpcode::RdmaRead, 100, 4);
+        assert!(read_probe(&mut st));
+        assert_eq!(ask(&st), Some((100, 103, false)));
+        assert_eq!(st.probes_unanswered, 1);
+    }
+
+    #[test]
+    fn a_read_with_responses_asks_for_its_oldest_missing_one() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        sent(&mut st, WrOpcode::RdmaRead, 100, 4);
+        st.comp_psn = Psn::new(102);
+        assert!(read_probe(&mut st));
+        assert_eq!(ask(&st), Some((102, 102, false)));
+    }
+
+    #[test]
+    fn a_read_behind_a_write_waiting_for_its_ack_is_asked_for_whole() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        // A WRITE (100..=101), unacknowledged, then a READ (102..=105) none of whose responses
+        // came: its request or every response was lost, and the WRITE's ACK with them.
+        sent(&mut st, WrOpcode::RdmaWrite, 100, 2);
+        sent(&mut st, WrOpcode::RdmaRead, 102, 4);
+        assert!(read_probe(&mut st));
+        assert_eq!(ask(&st), Some((102, 105, false)));
+        // A probe left unanswered sends the same ask again.
+        st.read_ask = Some(ReadAsk {
+            after: Some(Psn::new(106)),
+            ..st.read_ask.unwrap()
+        });
+        assert!(read_probe(&mut st));
+        assert_eq!(ask(&st), Some((102, 105, false)));
+        assert_eq!(st.probes_unanswered, 2);
+    }
+
+    #[test]
+    fn an_atomic_behind_a_write_is_no_read_to_ask_for() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        sent(&mut st, WrOpcode::RdmaWrite, 100, 2);
+        sent(&mut st, WrOpcode::AtomicFetchAndAdd, 102, 1);
+        assert!(!read_probe(&mut st));
+        assert_eq!(ask(&st), None);
+        // Nor is a SEND with nothing behind it.
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        sent(&mut st, WrOpcode::Send, 100, 2);
+        assert!(!read_probe(&mut st));
+    }
+}
