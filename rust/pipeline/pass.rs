@@ -18,7 +18,6 @@ use crate::{
         cnp, ecn,
         hdr::Bth,
         packet,
-        psn::Psn,
         qp_state::{
             QpState,
             QpType, //
@@ -113,8 +112,8 @@ fn handle_inbox(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox, may_send
             break;
         }
         fatal |= h.fatal;
-        if let Some(psn) = h.keep {
-            if let Err((skb, why)) = responder::keep(qp, psn, skb) {
+        if let Some(at) = h.keep {
+            if let Err((skb, why)) = responder::keep(qp, at, skb) {
                 drop_packet(qp.device(), why, None);
                 drop(skb);
             }
@@ -133,8 +132,8 @@ struct Handled {
     fatal: bool,
     /// The packet was dropped (and counted).
     dropped: bool,
-    /// An RC request past a gap, to be kept for its turn: its PSN.
-    keep: Option<Psn>,
+    /// An RC request past a gap, to be kept for its turn: its PSN and connection.
+    keep: Option<responder::KeepAt>,
 }
 
 impl Handled {
@@ -188,8 +187,8 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &Snapshot, skb: &mut SkBuff, out: &mut Outb
     if h.info.is_request {
         match responder::on_request(qp, snap, &h, payload, &grh, out) {
             Ok(responder::Received::Done) => Handled::default(),
-            Ok(responder::Received::Keep(psn)) => Handled {
-                keep: Some(psn),
+            Ok(responder::Received::Keep(at)) => Handled {
+                keep: Some(at),
                 ..Handled::default()
             },
             Err(reason) => {

@@ -14,6 +14,7 @@ pub(crate) use reorder::{
     held as kept_packets,
     keep,
     take_due,
+    KeepAt,
     Store, //
 };
 
@@ -69,8 +70,9 @@ enum Stop {
     Handled,
     /// The packet is dropped, after any NAK the stage sent.
     Dropped(DropReason),
-    /// An RC request past a gap, to be kept for its turn ([`reorder`]), after any NAK.
-    Keep,
+    /// An RC request past a gap, to be kept for its turn ([`reorder`]), after any NAK; the
+    /// connection it was found under.
+    Keep(u32),
 }
 
 /// What became of a request the responder did not drop.
@@ -80,7 +82,7 @@ pub(crate) enum Received {
     Done,
     /// Past a gap: the caller keeps the packet for its turn ([`keep`]); it is dropped if it
     /// cannot.
-    Keep(crate::proto::psn::Psn),
+    Keep(KeepAt),
 }
 
 impl From<DropReason> for Stop {

@@ -241,6 +241,7 @@ impl QpPipe {
             reorder: None,
             replayed: None,
             open: false,
+            conn: 0,
         };
         let send = KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?;
         let recv = KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL_ACCOUNT)?;
@@ -355,6 +356,7 @@ impl QpPipe {
             r.nak_sent = false;
             r.ack_due = None;
             r.open = true;
+            r.conn = r.conn.wrapping_add(1);
         }
         if next == QpState::Rts && matches!(cur, QpState::Rtr | QpState::Init) {
             let mut s = self.send.lock();

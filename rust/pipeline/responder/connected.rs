@@ -87,7 +87,10 @@ impl<'a> Request<'a> {
     pub(super) fn handle(&self, out: &mut Outbox) -> Result<Received, DropReason> {
         match self.stages(out) {
             Ok(()) | Err(Stop::Handled) => Ok(Received::Done),
-            Err(Stop::Keep) => Ok(Received::Keep(self.h.headers.bth.psn)),
+            Err(Stop::Keep(conn)) => Ok(Received::Keep(reorder::KeepAt {
+                psn: self.h.headers.bth.psn,
+                conn,
+            })),
             Err(Stop::Dropped(r)) => Err(r),
         }
     }
@@ -163,6 +166,7 @@ impl<'a> Request<'a> {
                 qp.device().count(Counter::OutOfSeqRequest);
                 // Kept for its turn when the store has room for it (selective recovery).
                 let keep = crate::params::selective_recovery() && reorder::would_keep(&st, psn);
+                let conn = st.conn;
                 if !st.nak_sent {
                     st.nak_sent = true;
                     let (msn, epsn) = (st.msn, st.epsn);
@@ -170,7 +174,7 @@ impl<'a> Request<'a> {
                     reply::ack(qp, snap, msn, epsn, Aeth::NAK_PSN_SEQ_ERROR, out);
                 }
                 return Err(if keep {
-                    Stop::Keep
+                    Stop::Keep(conn)
                 } else {
                     DropReason::PsnOutOfWindow.into()
                 });

@@ -89,11 +89,25 @@ pub(super) fn would_keep(st: &RecvState, psn: Psn) -> bool {
     within_reach(psn, st.epsn)
 }
 
-/// Keeps `skb`, a request of PSN `psn` that arrived past a gap ([`would_keep`] said so when it
-/// was checked); the packet comes back when it cannot be kept after all, with the reason to
-/// drop it for: a copy of a kept one (a requester that sent it again), or no room (the store
-/// or the device is full, or the responder moved on).
-pub(crate) fn keep(qp: &Qp<RrxeDevice>, psn: Psn, skb: SkBuff) -> Result<(), (SkBuff, DropReason)> {
+/// Where a request found past a gap is to be kept: its PSN, and the connection (the count of
+/// the responder's moves to RTR) it was found under.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeepAt {
+    pub(crate) psn: Psn,
+    pub(crate) conn: u32,
+}
+
+/// Keeps `skb`, a request that arrived past a gap at `at` ([`would_keep`] said so when it was
+/// checked); the packet comes back when it cannot be kept after all, with the reason to drop
+/// it for: a copy of a kept one (a requester that sent it again), or no room (the store or the
+/// device is full, or the responder moved on: to another PSN, or to another connection, which
+/// a move through RESET to RTR between the check and now makes).
+pub(crate) fn keep(
+    qp: &Qp<RrxeDevice>,
+    at: KeepAt,
+    skb: SkBuff,
+) -> Result<(), (SkBuff, DropReason)> {
+    let psn = at.psn;
     let pipe = qp.pipe();
     // Allocated before the lock is taken, by the first packet a QP keeps.
     let fresh = if pipe.recv.lock().reorder.is_none() {
@@ -109,7 +123,7 @@ pub(crate) fn keep(qp: &Qp<RrxeDevice>, psn: Psn, skb: SkBuff) -> Result<(), (Sk
     if st.reorder.is_none() {
         st.reorder = fresh;
     }
-    let (epsn, open) = (st.epsn, st.open);
+    let (epsn, open) = (st.epsn, st.open && st.conn == at.conn);
     let refused = match st.reorder.as_mut() {
         Some(store) if open => match store.insert(psn, epsn, kept) {
             Insert::Kept(stale) => {

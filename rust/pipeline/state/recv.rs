@@ -152,6 +152,9 @@ pub(crate) struct RecvState {
     /// receive queue (or the QP's share of an SRQ) is flushed, so no WQE is taken after
     /// the flush or after `IB_EVENT_QP_LAST_WQE_REACHED` ([`super::QpPipe::transition`]).
     pub(in crate::pipeline) open: bool,
+    /// The connection: the moves to RTR, counted. A packet found past a gap under one is kept
+    /// only under the same ([`crate::pipeline::responder::keep`]).
+    pub(in crate::pipeline) conn: u32,
 }
 
 /// A receive WQE taken from the receive queue (or SRQ).
