@@ -126,8 +126,10 @@ qdetail() {
 
 # dev_counters: the senders' device counters as NAME VALUE lines (rrxe: recovery and DCQCN).
 dev_counters() {
-	timeout 10 rdma statistic show link "$CD/1" 2>/dev/null | tr -s ' \t\n' '\n' | paste - - |
-		awk 'NF == 2 && $2 ~ /^[0-9]+$/'
+	local f
+	for f in /sys/class/infiniband/"$CD"/ports/1/hw_counters/*; do
+		[ -f "$f" ] && echo "${f##*/} $(cat "$f")"
+	done 2>/dev/null
 }
 
 # delta A B: "NAME=B-A" for each counter that moved between the NAME VALUE files A and B.
