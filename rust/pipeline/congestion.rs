@@ -12,7 +12,10 @@
 //!   [`sent`]) and wait for the rest on the QP's high-resolution timer.
 
 use super::{
-    state::Snapshot,
+    state::{
+        SendState,
+        Snapshot, //
+    },
     xmit,
     Outbox,
     TxItem, //
@@ -23,7 +26,10 @@ use crate::{
     ib::Qp,
     kernel_ext::now_ns,
     proto::{
-        dcqcn::CcParam,
+        dcqcn::{
+            self,
+            CcParam, //
+        },
         qp_state::{
             QpState,
             QpType, //
@@ -103,6 +109,20 @@ pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, snap: &Snapshot, now: u64) -> bool 
     qp.device().count(Counter::RpPaceWaits);
     qp.pipe().pace.arm_ns(&ObjRef::new(qp), wait);
     true
+}
+
+/// Whether an RC QP that DCQCN limits has as many PSNs unacknowledged as the path allows
+/// ([`dcqcn::in_flight_cap`], at most `max`): it then sends nothing new until ACKs come. Under
+/// the send lock.
+pub(super) fn window_full(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &SendState, max: u32) -> bool {
+    if snap.qp_type != QpType::Rc {
+        return false;
+    }
+    if qp.pipe().cc.lock().rp.rate_kbps().is_none() {
+        return false;
+    }
+    let cap = dcqcn::in_flight_cap(st.rtt.path_psns(), max);
+    st.psn.distance_from(st.comp_psn) >= cap
 }
 
 /// The QP sent a packet of `bytes` at `now`: the rate measurement (or the reaction point's

@@ -277,6 +277,27 @@ impl ReactionPoint {
     }
 }
 
+/// The fewest PSNs [`in_flight_cap`] allows unacknowledged.
+pub(crate) const IN_FLIGHT_FLOOR: u32 = 32;
+
+/// How many PSNs an RC QP that DCQCN limits may have unacknowledged, at most `max`: twice what
+/// the path holds (`path_psns`: its delivery rate over its shortest round trip, from
+/// [`super::recovery::Rtt::path_psns`]; `max` before it is known), at least
+/// [`IN_FLIGHT_FLOOR`].
+///
+/// DCQCN paces and caps nothing else, and its increase steps are absolute rates made for fast
+/// links: at a slow bottleneck its rate is above the link most of the time, and the QP sends
+/// all it may have in flight (up to 192 PSNs) into the switch's buffer, which drops at its
+/// limit. As IRN (Mittal et al., SIGCOMM 2018) caps a flow's packets in flight at the path's
+/// bandwidth-delay product, this keeps a congested QP's share of a queue to about what the
+/// path carries in a round trip. A queue that builds makes the samples' round trips longer
+/// than the shortest, and the cap smaller.
+pub(crate) fn in_flight_cap(path_psns: Option<u32>, max: u32) -> u32 {
+    path_psns
+        .map_or(max, |p| p.saturating_mul(2))
+        .clamp(IN_FLIGHT_FLOOR, max.max(IN_FLIGHT_FLOOR))
+}
+
 /// A QP's notification point: at most one CNP per `np_min_time_between_cnps`.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct CnpGate {

@@ -70,19 +70,26 @@ impl PeerRecovery {
 
 /// The round-trip time of a connection, sampled from the AckReq packets it sends and the ACKs
 /// that answer them (one sample at a time; none from a packet sent again, whose answer could be
-/// the first transmission's: Karn's rule), smoothed as TCP does (RFC 6298: 1/8 of each sample).
+/// the first transmission's: Karn's rule), smoothed as TCP does (RFC 6298: 1/8 of each sample);
+/// and what the path holds, from the PSNs acknowledged during a sample.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Rtt {
     srtt_ns: Option<u64>,
-    /// The PSN of the packet being timed and when it left.
-    sample: Option<(Psn, u64)>,
+    /// The shortest sample: the path's round trip with the least queueing seen.
+    min_ns: Option<u64>,
+    /// The PSNs the last sample's delivery rate carries in the shortest round trip.
+    path_psns: Option<u32>,
+    /// The PSN of the packet being timed, when it left, and the oldest PSN not acknowledged
+    /// then.
+    sample: Option<(Psn, u64, Psn)>,
 }
 
 impl Rtt {
-    /// An AckReq packet of PSN `psn` left at `now`: timed unless a sample runs.
-    pub(crate) fn sending(&mut self, psn: Psn, now: u64) {
+    /// An AckReq packet of PSN `psn` left at `now`, with `unacked` the oldest PSN not yet
+    /// acknowledged: timed unless a sample runs.
+    pub(crate) fn sending(&mut self, psn: Psn, now: u64, unacked: Psn) {
         if self.sample.is_none() {
-            self.sample = Some((psn, now));
+            self.sample = Some((psn, now, unacked));
         }
     }
 
@@ -93,7 +100,7 @@ impl Rtt {
 
     /// An ACK through `through` arrived at `now`: ends the sample if it covers the timed packet.
     pub(crate) fn acked(&mut self, through: Psn, now: u64) {
-        let Some((psn, sent)) = self.sample else {
+        let Some((psn, sent, unacked)) = self.sample else {
             return;
         };
         if cmp_psn(through, psn) == Ordering::Less {
@@ -101,6 +108,12 @@ impl Rtt {
         }
         self.sample = None;
         let rtt = now.saturating_sub(sent);
+        let min = self.min_ns.map_or(rtt, |m| m.min(rtt));
+        self.min_ns = Some(min);
+        // Delivered during the sample: at its rate, the shortest round trip carries this much.
+        let delivered = u64::from(through.next().distance_from(unacked));
+        self.path_psns = (rtt > 0)
+            .then(|| u32::try_from(delivered.saturating_mul(min) / rtt).unwrap_or(u32::MAX));
         self.srtt_ns = Some(match self.srtt_ns {
             None => rtt,
             Some(s) => s - s / 8 + rtt / 8,
@@ -115,6 +128,12 @@ impl Rtt {
     /// The smoothed round-trip time, once sampled.
     pub(crate) fn srtt_ns(&self) -> Option<u64> {
         self.srtt_ns
+    }
+
+    /// The PSNs the path holds at the last sample's delivery rate over the shortest round trip
+    /// (its bandwidth-delay product, in packets), once sampled.
+    pub(crate) fn path_psns(&self) -> Option<u32> {
+        self.path_psns
     }
 }
 

@@ -130,7 +130,8 @@ pub(super) fn next_packet(
             && cmp_psn(st.psn, st.sent_to) != Ordering::Less
             && !w.opcode.wants_response()
         {
-            st.rtt.sending(st.psn, now.unwrap_or_else(now_ns));
+            st.rtt
+                .sending(st.psn, now.unwrap_or_else(now_ns), st.comp_psn);
         }
     }
     if w.opcode == WrOpcode::RdmaRead && offset > 0 {

@@ -7,11 +7,13 @@
 use crate::proto::{
     cc_params::LINE_KBPS,
     dcqcn::{
+        in_flight_cap,
         CcParam,
         CcParams,
         CnpGate,
         Pacer,
         ReactionPoint,
+        IN_FLIGHT_FLOOR,
         PACE_BURST_NS,
         PACE_CATCHUP_NS, //
     },
@@ -354,4 +356,18 @@ fn an_idle_pacer_gives_no_credit_beyond_one_burst() {
     }
     // 1 Gb/s: 8 us per 1000 bytes, a 20 us burst: three packets.
     assert_eq!(n, 3);
+}
+
+#[test]
+fn a_limited_qp_keeps_twice_what_the_path_holds_in_flight() {
+    assert_eq!(in_flight_cap(Some(25), 128), 50);
+    assert_eq!(in_flight_cap(Some(40), 128), 80);
+    // Never under the floor, never over the requester's own window.
+    assert_eq!(in_flight_cap(Some(3), 128), IN_FLIGHT_FLOOR);
+    assert_eq!(in_flight_cap(Some(0), 128), IN_FLIGHT_FLOOR);
+    assert_eq!(in_flight_cap(Some(100), 128), 128);
+    assert_eq!(in_flight_cap(Some(u32::MAX), 128), 128);
+    assert_eq!(in_flight_cap(Some(5), 0), IN_FLIGHT_FLOOR);
+    // Before the path is measured: the window alone.
+    assert_eq!(in_flight_cap(None, 128), 128);
 }

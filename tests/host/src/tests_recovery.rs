@@ -68,9 +68,9 @@ fn answers_across_the_wrap() {
 fn the_rtt_is_sampled_once_at_a_time_and_smoothed() {
     let mut r = Rtt::default();
     assert_eq!(r.srtt_ns(), None);
-    r.sending(Psn::new(10), 1_000);
+    r.sending(Psn::new(10), 1_000, Psn::new(10));
     // A second AckReq packet while one is timed is not.
-    r.sending(Psn::new(20), 2_000);
+    r.sending(Psn::new(20), 2_000, Psn::new(10));
     assert!(r.sampling());
     // An ACK before the timed packet ends nothing.
     r.acked(Psn::new(9), 5_000);
@@ -78,15 +78,34 @@ fn the_rtt_is_sampled_once_at_a_time_and_smoothed() {
     r.acked(Psn::new(12), 801_000);
     assert_eq!(r.srtt_ns(), Some(800_000));
     assert!(!r.sampling());
-    r.sending(Psn::new(30), 1_000_000);
+    r.sending(Psn::new(30), 1_000_000, Psn::new(13));
     r.acked(Psn::new(30), 2_600_000);
     // 7/8 of 800 us and 1/8 of 1600 us.
     assert_eq!(r.srtt_ns(), Some(900_000));
     // A rewind drops the running sample (Karn).
-    r.sending(Psn::new(40), 3_000_000);
+    r.sending(Psn::new(40), 3_000_000, Psn::new(31));
     r.cancel();
     r.acked(Psn::new(40), 9_000_000);
     assert_eq!(r.srtt_ns(), Some(900_000));
+}
+
+#[test]
+fn the_path_holds_the_delivery_rate_over_the_shortest_round_trip() {
+    let mut r = Rtt::default();
+    assert_eq!(r.path_psns(), None);
+    // 20 PSNs (100..=119) acknowledged in 1 ms, the shortest round trip yet: 20.
+    r.sending(Psn::new(119), 0, Psn::new(100));
+    r.acked(Psn::new(119), 1_000_000);
+    assert_eq!(r.path_psns(), Some(20));
+    // 40 PSNs in 4 ms: a queue built; at that rate the shortest round trip carries 10.
+    r.sending(Psn::new(159), 10_000_000, Psn::new(120));
+    r.acked(Psn::new(159), 14_000_000);
+    assert_eq!(r.path_psns(), Some(10));
+    // Across the wrap.
+    let mut r = Rtt::default();
+    r.sending(Psn::new(3), 0, Psn::new(0xff_fffc));
+    r.acked(Psn::new(3), 500_000);
+    assert_eq!(r.path_psns(), Some(8));
 }
 
 #[test]
