@@ -9,7 +9,7 @@
 # BNECK_SECONDS, with congestion control on (the senders' reaction points: ECT packets, CE
 # marks, CNPs) and off (rp_enable 0: Not-ECT packets, which the queue drops instead), for N in
 # BNECK_FLOWS
-# (default "1 2"), with an ib_write_lat probe (64 B) beside them. Each run prints the
+# (default "1 2 4"), with an ib_write_lat probe (64 B) beside them. Each run prints the
 # bottleneck's packets, drops and marks, the goodput and utilisation (the flows' sum over the
 # rate) and the probe's p99; congestion control must at least double the goodput and
 # halve the share of packets dropped (BNECK_STRICT=0 only reports; see judge for the goals
@@ -22,7 +22,7 @@ SRV=10.91.2.1 SRT=10.91.2.2 CLI=10.91.1.1 CRT=10.91.1.2
 # drops TCP, which is not ECN-capable, and a probe that cannot connect measures nothing.
 MIF=vbm0 MSRV=10.91.3.2 MCLI=10.91.3.1
 SD=${DEV}s CD=${DEV}c
-MBIT=${BNECK_MBIT:-60} SECS=${BNECK_SECONDS:-5} FLOWS=${BNECK_FLOWS:-"1 2"}
+MBIT=${BNECK_MBIT:-60} SECS=${BNECK_SECONDS:-5} FLOWS=${BNECK_FLOWS:-"1 2 4"}
 LAT_ITERS=${BNECK_LAT_ITERS:-300} QDISC=${BNECK_QDISC:-red}
 OUT=${BNECK_OUT:-/tmp/bottleneck}
 srvs=()
