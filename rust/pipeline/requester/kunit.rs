@@ -102,11 +102,15 @@ mod tests {
         sent(&mut st, WrOpcode::AtomicFetchAndAdd, 102, 1);
         assert!(!read_probe(&mut st));
         assert_eq!(ask(&st), None);
-        // Nor is a SEND with nothing behind it.
+    }
+
+    #[test]
+    fn a_send_alone_is_no_read_to_ask_for() {
         let pipe = small_pipe();
         let mut st = pipe.send.lock();
         st.start_at(Psn::new(100));
         sent(&mut st, WrOpcode::Send, 100, 2);
         assert!(!read_probe(&mut st));
+        assert_eq!(ask(&st), None);
     }
 }
