@@ -13,8 +13,7 @@
 use super::super::state::{
     SendState,
     SendWait,
-    Snapshot,
-    Track, //
+    Snapshot, //
 };
 use crate::{
     counters::Counter,
@@ -97,15 +96,13 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
 /// whole. Its request, or all its responses, were lost, and nothing else would make the peer
 /// answer before the retransmission timeout; going back would send the WQEs before it again.
 ///
-/// `false` when no READ is to be probed: the oldest unfinished WQE is no READ the oldest
-/// unacknowledged PSN is in, and the first that waits for an answer is no READ.
+/// `false` when no READ is to be probed: the first unfinished WQE that waits for an answer is
+/// no READ with responses still to come.
 pub(super) fn read_probe(st: &mut SendState) -> bool {
-    let t = match st.oldest_read() {
-        Some(t) => t,
-        None => match st.first_unanswered() {
-            Some(t) if following_read(st, &t) => t,
-            _ => return false,
-        },
+    let Some(t) = st.first_unanswered().filter(|t| {
+        t.opcode == WrOpcode::RdmaRead && cmp_psn(st.comp_psn, t.last_psn) != Ordering::Greater
+    }) else {
+        return false;
     };
     st.probes_unanswered = st.probes_unanswered.saturating_add(1);
     if let Some(a) = st.read_ask.as_mut() {
@@ -128,14 +125,6 @@ pub(super) fn read_probe(st: &mut SendState) -> bool {
     };
     st.read_ask = Some(ReadAsk::new(start, end));
     true
-}
-
-/// Whether `t`, the first unanswered WQE, is a READ past the oldest unacknowledged PSN (so none
-/// of its responses came) that can be asked for again (its sink is there).
-fn following_read(st: &SendState, t: &Track) -> bool {
-    t.opcode == WrOpcode::RdmaRead
-        && t.sink.is_some()
-        && cmp_psn(t.first_psn, st.comp_psn) == Ordering::Greater
 }
 
 /// Whether a READ or atomic after the oldest unfinished WQE waits for its answer.
