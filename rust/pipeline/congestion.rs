@@ -113,16 +113,12 @@ pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, snap: &Snapshot, now: u64) -> bool 
 
 /// Whether an RC QP that DCQCN limits has as many PSNs unacknowledged as the path allows
 /// ([`dcqcn::in_flight_cap`], at most `max`): it then sends nothing new until ACKs come. Under
-/// the send lock.
+/// the send lock; the reaction point's lock only when the cap is reached.
 pub(super) fn window_full(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &SendState, max: u32) -> bool {
-    if snap.qp_type != QpType::Rc {
-        return false;
-    }
-    if qp.pipe().cc.lock().rp.rate_kbps().is_none() {
-        return false;
-    }
     let cap = dcqcn::in_flight_cap(st.rtt.path_psns(), max);
-    st.psn.distance_from(st.comp_psn) >= cap
+    snap.qp_type == QpType::Rc
+        && st.psn.distance_from(st.comp_psn) >= cap
+        && qp.pipe().cc.lock().rp.rate_kbps().is_some()
 }
 
 /// The QP sent a packet of `bytes` at `now`: the rate measurement (or the reaction point's
