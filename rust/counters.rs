@@ -148,6 +148,9 @@ pub(crate) enum Counter {
     ReadPlaced = FIRST_DROP as isize + DROPS as isize + 12,
     /// A request asking again for a missing run of a READ's responses (`read_asked`).
     ReadAsked = FIRST_DROP as isize + DROPS as isize + 13,
+    /// A packet sent again alone while what followed it stays sent: a sequence NAK named it,
+    /// or a tail probe (`resent_alone`, `pipeline/requester/alone.rs`).
+    ResentAlone = FIRST_DROP as isize + DROPS as isize + 14,
 }
 
 /// The first of the drop counters (rrxe's own, after rxe's 17), in [`DropReason`] order.
@@ -184,7 +187,7 @@ pub(crate) fn drop_index(r: DropReason) -> usize {
 const DROPS: usize = 20;
 
 /// Number of counters.
-pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 14;
+pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 15;
 
 /// The names, in index order (rxe's `rxe_counter_descs`).
 pub(crate) static DESCS: [StatDesc; COUNT] = [
@@ -239,6 +242,7 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"tail_probes"),
     StatDesc::new(c"read_placed"),
     StatDesc::new(c"read_asked"),
+    StatDesc::new(c"resent_alone"),
 ];
 
 /// A device's counter values.

@@ -7,6 +7,7 @@
 use super::{
     requester::rewind,
     state::{
+        ProbeWay,
         SendState,
         SendWait,
         Snapshot,
@@ -36,8 +37,7 @@ use crate::{
         qp_state::QpType,
         retry::{
             RetryCause,
-            RetryCounter,
-            RetryDecision, //
+            RetryCounter, //
         },
         seq::{
             self,
@@ -114,18 +114,9 @@ fn progress(st: &mut SendState) {
     st.retry = RetryCounter::new(st.retry_cnt);
     st.rnr_retry = RetryCounter::new_rnr(st.rnr_retry_cnt);
     st.probe = None;
-    st.probe_tail = false;
+    st.probe_way = ProbeWay::Rewound;
     st.tail_probe_at = None;
     st.probes_unanswered = 0;
-}
-
-/// An answer acknowledged through `acked` while a probe waited: what it shows of the peer
-/// ([`crate::proto::recovery::PeerRecovery::answered`]).
-fn learn(st: &mut SendState, acked: Psn) {
-    if let Some(probe) = st.probe.filter(|_| !st.probe_tail) {
-        let sent_beyond = cmp_psn(st.sent_to, probe.next()) == Ordering::Greater;
-        st.peer.answered(probe, acked, sent_beyond);
-    }
 }
 
 /// Moves the packets of the WQE being sent forward to `p + 1` when the peer acknowledged
@@ -236,34 +227,7 @@ fn ack_up_to(st: &mut SendState, acked: AckedThrough) -> bool {
 /// off after an earlier retry without progress since ([`RetryCounter::decide`]); fails the WQE
 /// when no retry is left. Returns whether the QP must move to ERR.
 fn retry(qp: &Qp<RrxeDevice>, st: &mut SendState, cause: RetryCause) -> bool {
-    retry_probing(qp, st, cause, None)
-}
-
-/// [`retry`]; with `probe`, a peer that keeps packets past a gap (or may) gets only the packet
-/// at that PSN again, alone, until it answers ([`crate::proto::recovery`]).
-fn retry_probing(
-    qp: &Qp<RrxeDevice>,
-    st: &mut SendState,
-    cause: RetryCause,
-    probe: Option<Psn>,
-) -> bool {
-    match st.retry.decide(cause) {
-        RetryDecision::Retry => {
-            rewind(st);
-            // What goes again gets a whole timeout: the timer armed for the first round must
-            // not retry it at once.
-            st.progressed |= cause == RetryCause::Response;
-            st.probe = probe.filter(|_| st.peer.probes() && crate::params::selective_recovery());
-            false
-        }
-        RetryDecision::Ignore => false,
-        RetryDecision::Exhausted => {
-            let status = st.retry.exhausted_status();
-            fail_oldest(st, status);
-            qp.device().count(Counter::RetryExceededErr);
-            true
-        }
-    }
+    probe::retry_probing(qp, st, cause, None)
 }
 
 /// The send state, locked.
@@ -321,7 +285,8 @@ fn on_ack(
     };
     match seq::classify_ack(aeth, psn) {
         AckDecision::Ack { last_acked } => {
-            learn(&mut st, last_acked.psn());
+            let alone = st.alone_out();
+            probe::learn(&mut st, last_acked.psn());
             if st.rtt.sampling() {
                 st.rtt.acked(last_acked.psn(), crate::kernel_ext::now_ns());
             }
@@ -332,14 +297,16 @@ fn on_ack(
                 && read_gaps::recover(&mut st, last_acked.psn(), lost);
             if lost && !asked {
                 out.fatal = retry(qp, &mut st, RetryCause::Response);
+            } else if let Some((p, why)) = alone {
+                probe::answered_alone(&mut st, p, why, last_acked.psn());
             }
         }
         AckDecision::NakSeqErr { expected } => {
-            learn(&mut st, expected.psn().wrapping_sub(1));
+            probe::learn(&mut st, expected.psn().wrapping_sub(1));
             ack_up_to(&mut st, expected.acks_before());
             qp.device().count(Counter::RcvdSeqErr);
             let at = Some(expected.psn());
-            out.fatal = retry_probing(qp, &mut st, RetryCause::Response, at);
+            out.fatal = probe::retry_probing(qp, &mut st, RetryCause::Response, at);
         }
         AckDecision::RnrNak { timer_us } => {
             ack_up_to(&mut st, psn.acks_before());
@@ -494,4 +461,5 @@ fn retire(qp: &Qp<RrxeDevice>, snap: &Snapshot, t: &Track, status: WcStatus) -> 
 
 mod answer;
 mod kunit;
+mod probe;
 mod read_gaps;

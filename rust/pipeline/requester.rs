@@ -5,6 +5,7 @@
 //! moves the QP to ERR. RC requests stay tracked until the completer retires them. Local
 //! operations are in [`local`], the packets in [`packet`].
 
+mod alone;
 mod kunit;
 mod local;
 mod packet;
@@ -14,6 +15,7 @@ use super::{
     odp::Side,
     sinks::Remote,
     state::{
+        ProbeWay,
         Progress,
         Resume,
         SendState,
@@ -80,18 +82,33 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
         return res;
     }
     tail::probe_if_due(qp, snap, &mut st);
-    // A request asking again for a missing run of READ responses goes first.
+    // A probe sent alone goes first, then a request asking again for a missing run of READ
+    // responses.
+    if !out.is_full() {
+        match alone::send(qp, snap, &mut st) {
+            Ok(Some(item)) => {
+                out.push(item);
+                res.progressed = true;
+            }
+            Ok(None) => {}
+            Err(()) => {
+                res.progressed = true;
+                res.fatal = true;
+                return res;
+            }
+        }
+    }
     if !out.is_full() {
         if let Some(item) = packet::read_ask(qp, snap, &mut st) {
             out.push(item);
             res.progressed = true;
         }
     }
-    // Nothing more to send (no WQE posted): a tail probe may be due later. Not for a WQE that
-    // waits for room: ACKs for what is in flight are coming, and the timeout covers the last.
+    // Nothing more to send (no WQE posted), or a WQE waits for room that only answers make: a
+    // tail probe may be due later (the answers, or the NAK of a gap, may have been lost).
     let mut idle = false;
-    // A probe sent waits for its answer (selective recovery).
-    while !out.is_full() && st.wait == SendWait::None && !st.probe_sent() {
+    // A probe waits to go, then for its answer (selective recovery).
+    while !out.is_full() && st.wait == SendWait::None && !st.probe_waits() {
         // A rate-limited QP that sent its burst waits for its pacing timer.
         let now = snap.paced().then(now_ns);
         if now.is_some_and(|now| super::congestion::pace_wait(qp, snap, now)) {
@@ -158,10 +175,11 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
             }
         }
     }
-    if idle {
+    if idle || res.blocked {
         tail::plan(qp, snap, &mut st);
-    } else {
+    } else if st.probe.is_none() {
         // Still sending: a probe planned while it was idle would only go over the new packets.
+        // (A probe that waits for its answer keeps its deadline.)
         st.tail_probe_at = None;
     }
     if snap.qp_type == QpType::Rc && st.count > 0 && res.progressed && !pipe.timer.is_armed() {
@@ -403,7 +421,7 @@ pub(crate) fn rewind(st: &mut SendState) {
     // Every entry before `i` is finished: nothing is outstanding.
     st.rd_outstanding = 0;
     st.probe = None;
-    st.probe_tail = false;
+    st.probe_way = ProbeWay::Rewound;
     st.tail_probe_at = None;
     // The READs after it are asked for again whole.
     st.placed.clear();

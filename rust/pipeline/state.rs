@@ -23,6 +23,8 @@ pub(crate) use recv::{
     WriteProgress, //
 };
 pub(crate) use send::{
+    AloneWhy,
+    ProbeWay,
     Progress,
     Resume,
     SendState,
@@ -199,6 +201,7 @@ impl QpPipe {
             count: 0,
             cur: None,
             slot: zeroed(sq_elem)?,
+            alone_slot: zeroed(sq_elem)?,
             sinks,
             rd_outstanding: 0,
             retry: RetryCounter::new(7),
@@ -217,7 +220,7 @@ impl QpPipe {
             read_ask: None,
             probes_unanswered: 0,
             probe: None,
-            probe_tail: false,
+            probe_way: ProbeWay::Rewound,
             peer: Default::default(),
             rtt: Default::default(),
             tail_probe_at: None,

@@ -7,6 +7,7 @@
 #[kernel::prelude::kunit_tests(rrxe_pipeline_completer)]
 mod tests {
     use super::super::super::state::{
+        AloneWhy,
         Progress,
         QpPipe,
         Track, //
@@ -179,15 +180,15 @@ mod tests {
         t.last_psn = Psn::new(163);
         assert!(st.push(t));
         sending_from(&mut st, 64, 10);
-        assert!(!st.probe_sent());
+        assert!(!st.probe_waits());
         st.advance(1);
         if let Some(c) = st.cur.as_mut() {
             c.sent += 1;
             c.offset += 1024;
         }
-        assert!(st.probe_sent());
+        assert!(st.probe_waits());
         // The peer had kept 111..=150: its answer acknowledges through 150.
-        learn(&mut st, Psn::new(150));
+        probe::learn(&mut st, Psn::new(150));
         assert_eq!(st.peer, PeerRecovery::Keeps);
         let a = acked(&st, 150);
         assert!(!ack_up_to(&mut st, a));
@@ -204,7 +205,7 @@ mod tests {
         sending(&mut st, Psn::new(100), 64, 64);
         for round in 1..=MISSES_FOR_GO_BACK_N {
             st.probe = Some(Psn::new(110));
-            learn(&mut st, Psn::new(110));
+            probe::learn(&mut st, Psn::new(110));
             let want = if round < MISSES_FOR_GO_BACK_N {
                 PeerRecovery::Unknown { misses: round }
             } else {
@@ -345,5 +346,88 @@ mod tests {
             (ask.start, ask.end, ask.after),
             (Psn::new(103), Psn::new(103), None)
         );
+    }
+
+    /// The peer NAKed `probe` (acknowledging what came before): it went alone.
+    fn probed_alone(st: &mut SendState, probe: u32) {
+        let a = acked(st, probe - 1);
+        assert!(!ack_up_to(st, a));
+        probe::send_again(st, Some(Psn::new(probe)));
+        assert_eq!(st.alone_due(), Some(Psn::new(probe)));
+        st.alone_sent(true);
+    }
+
+    /// The probe at `probe`, sent alone for `why`, is answered by an ACK through `through`.
+    fn answered(st: &mut SendState, probe: u32, why: AloneWhy, through: u32) {
+        probe::learn(st, Psn::new(through));
+        let a = acked(st, through);
+        assert!(!ack_up_to(st, a));
+        probe::answered_alone(st, Psn::new(probe), why, Psn::new(through));
+    }
+
+    #[test]
+    fn a_nak_sends_the_packet_it_names_alone_and_what_followed_stays_tracked() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        st.peer = PeerRecovery::Keeps;
+        // A SEND of 64 packets (100..=163), then a READ of 32 responses (164..=195), all sent.
+        sending(&mut st, Psn::new(100), 64, 64);
+        reading(&mut st, Psn::new(164), 32);
+        // Neither a READ's response nor a PSN not sent goes alone; its request does.
+        assert!(!st.can_send_alone(Psn::new(170)));
+        assert!(!st.can_send_alone(Psn::new(196)));
+        assert!(st.can_send_alone(Psn::new(164)));
+        // The peer NAKs 110: 110 goes alone; the sender stays at 196 and nothing is dropped.
+        probed_alone(&mut st, 110);
+        assert!(st.probe_waits());
+        assert_eq!((st.psn, st.count, st.rd_outstanding), (Psn::new(196), 2, 1));
+        // Its answer acknowledges through 150 alone: 151 was lost too, and goes alone next.
+        answered(&mut st, 110, AloneWhy::Nak, 150);
+        assert_eq!(st.alone_due(), Some(Psn::new(151)));
+        st.alone_sent(true);
+        // Answered through the SEND's end: next is the READ's request, which the peer may have
+        // kept; its responses answer it. Nothing goes alone and the sender goes on.
+        answered(&mut st, 151, AloneWhy::Next, 163);
+        assert_eq!((st.probe, st.probe_waits()), (None, false));
+        let at = (st.psn, st.comp_psn, st.count);
+        assert_eq!(at, (Psn::new(196), Psn::new(164), 2));
+        assert_eq!(st.entry(0).and_then(|t| t.done), Some(WcStatus::Success));
+    }
+
+    #[test]
+    fn a_probe_sent_alone_answered_at_it_by_an_unknown_peer_goes_back() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        sending(&mut st, Psn::new(100), 64, 64);
+        probed_alone(&mut st, 110);
+        // Answered at the probe: the peer may have dropped 111..=163 (C rxe does). Go-back-N
+        // from 111, resuming the SEND at its 12th packet.
+        answered(&mut st, 110, AloneWhy::Nak, 110);
+        assert_eq!(st.peer, PeerRecovery::Unknown { misses: 1 });
+        let at = (st.psn, st.comp_psn, st.count);
+        assert_eq!(at, (Psn::new(111), Psn::new(111), 0));
+        assert_eq!(st.resume.map(|r| r.packets), Some(11));
+    }
+
+    #[test]
+    fn a_probe_for_the_next_gap_answered_at_it_goes_back() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        st.peer = PeerRecovery::Keeps;
+        sending(&mut st, Psn::new(100), 64, 64);
+        probed_alone(&mut st, 110);
+        // The peer kept 111..=120; 121 goes alone next.
+        answered(&mut st, 110, AloneWhy::Nak, 120);
+        assert_eq!(st.alone_due(), Some(Psn::new(121)));
+        st.alone_sent(true);
+        // Answered at 121 alone: the peer holds nothing after it (its store was full, or all
+        // of it was lost): everything from 122 goes again.
+        answered(&mut st, 121, AloneWhy::Next, 121);
+        let at = (st.psn, st.comp_psn, st.count);
+        assert_eq!(at, (Psn::new(122), Psn::new(122), 0));
+        assert_eq!(st.probe, None);
     }
 }

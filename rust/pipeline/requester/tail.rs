@@ -3,14 +3,17 @@
 //! Tail loss probes (`Documentation/pipeline.rst`, "Selective recovery"): when the last packets
 //! of a burst, or their ACKs, are lost, nothing after them makes the peer NAK, and the requester
 //! used to wait for its retransmission timeout (67 ms at perftest's timeout 14; seconds at the
-//! timeouts rdma_cm gives NVMe-oF) with nothing else to send. Now a requester that has nothing
-//! more to send and packets unacknowledged sends its oldest unacknowledged packet again as a
-//! probe after twice the connection's smoothed round-trip time
+//! timeouts rdma_cm gives NVMe-oF) with nothing else to send. The same when the NAK of a gap is
+//! lost while the sender waits for room in its window. Now a requester that has nothing more it
+//! may send and packets unacknowledged sends its oldest unacknowledged packet again as a probe
+//! after twice the connection's smoothed round-trip time
 //! ([`crate::proto::recovery::tail_probe_delay_ns`]), without using a retry: a peer that had it
 //! acknowledges everything it has, one that lost it executes it (and what it kept after it)
 //! or NAKs the gap before it. The QP's high-resolution timer wakes it.
 
 use super::super::state::{
+    AloneWhy,
+    ProbeWay,
     SendState,
     SendWait,
     Snapshot, //
@@ -21,7 +24,10 @@ use crate::{
     ib::Qp,
     kernel_ext::now_ns,
     proto::{
-        psn::cmp_psn,
+        psn::{
+            cmp_psn,
+            Psn, //
+        },
         qp_state::QpType,
         read_gaps::ReadAsk,
         recovery::tail_probe_delay_ns,
@@ -40,10 +46,12 @@ fn unanswered(st: &SendState) -> bool {
         && st.wait == SendWait::None
 }
 
-/// At the start of a run: a tail probe that is due goes now (the packet at the oldest
-/// unacknowledged PSN, alone; [`super::rewind`] and a probe, no retry used), and the sender
-/// waits for its answer at most as long again: then it goes on, sending again from the probe
-/// (a lost probe or answer must not hold back what is posted meanwhile until the timeout).
+/// At the start of a run: a tail probe that is due goes now, no retry used: the packet at the
+/// oldest unacknowledged PSN alone, built again from its WQE while what followed it stays sent
+/// ([`crate::pipeline::state::ProbeWay::Alone`]); where no tracked WQE holds it, after going
+/// back to it ([`super::rewind`]). The sender waits for its answer at most as long again: then
+/// a probe sent alone goes again, and after going back the sender goes on from the probe (a
+/// lost probe or answer must not hold back what is posted meanwhile until the timeout).
 pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) {
     let Some(at) = st.tail_probe_at else {
         return;
@@ -53,16 +61,33 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
         return;
     }
     st.tail_probe_at = None;
-    if st.probe.is_some() && st.probe_tail {
+    if st.probe.is_some() && st.probe_way == ProbeWay::Tail {
         st.probe = None;
-        st.probe_tail = false;
+        st.probe_way = ProbeWay::Rewound;
+        return;
+    }
+    if st.alone_out().is_some() {
+        // A probe sent alone, not answered: it or its answer was lost (and the peer NAKs a
+        // gap only once). It goes again.
+        st.alone_sent(false);
+        st.probes_unanswered = st.probes_unanswered.saturating_add(1);
         return;
     }
     if !unanswered(st) || st.oldest_unfinished().is_none() {
         return;
     }
     if crate::params::selective_recovery() && read_probe(st) {
-        // The READ's run goes again alone: everything after it stays tracked and placed.
+        // The READ's run goes again alone: everything after it stays tracked and placed. When
+        // WQEs before it wait for their ACK, their oldest packet goes alone too: the peer may
+        // be missing that one, with the READ's request kept behind it (its NAK was lost).
+        let p = st.comp_psn;
+        let before = st
+            .holding(p)
+            .and_then(|i| st.entry(i).copied())
+            .is_some_and(|t| !t.wants_response());
+        if before && st.can_send_alone(p) {
+            send_alone(st, p);
+        }
         qp.device().count(Counter::TailProbes);
         return;
     }
@@ -71,16 +96,35 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
         // it, and its loss is that READ's to probe. Going back would send it again whole.
         return;
     }
+    let p = st.comp_psn;
+    if crate::params::selective_recovery() && st.can_send_alone(p) {
+        // Alone: a peer that had it answers with what it has, and nothing else goes again
+        // unless the answer shows it lost (a probe that a slow answer made needless costs one
+        // packet).
+        st.probes_unanswered = st.probes_unanswered.saturating_add(1);
+        send_alone(st, p);
+        qp.device().count(Counter::TailProbes);
+        return;
+    }
     let unanswered = st.probes_unanswered;
     super::rewind(st);
     st.probes_unanswered = unanswered.saturating_add(1);
     st.probe = Some(st.psn);
-    st.probe_tail = true;
+    st.probe_way = ProbeWay::Tail;
     qp.device().count(Counter::TailProbes);
     if let Some(d) = delay(snap, st) {
         st.tail_probe_at = Some(now.saturating_add(d));
         qp.pipe().pace.arm_ns(&ObjRef::new(qp), d.max(1));
     }
+}
+
+/// The packet at `p` goes alone as a tail probe.
+fn send_alone(st: &mut SendState, p: Psn) {
+    st.probe = Some(p);
+    st.probe_way = ProbeWay::Alone {
+        sent: false,
+        why: AloneWhy::Tail,
+    };
 }
 
 /// A tail probe for the oldest unanswered READ (selective recovery): the request asking for
@@ -147,6 +191,19 @@ fn delay(snap: &Snapshot, st: &SendState) -> Option<u64> {
             .map(|ns| ns.saturating_mul(1u64 << backoff)),
         crate::pipeline::timeout_us(snap.timeout, 0),
     )
+}
+
+/// A probe sent alone waits for its answer as long as a tail probe would (twice as long for
+/// each earlier one left unanswered), then goes again ([`probe_if_due`]); without a round-trip
+/// time sampled yet, the retransmission timer covers its loss.
+pub(super) fn plan_answer_wait(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) {
+    if !crate::params::tail_probes() {
+        return;
+    }
+    if let Some(d) = delay(snap, st) {
+        st.tail_probe_at = Some(now_ns().saturating_add(d));
+        qp.pipe().pace.arm_ns(&ObjRef::new(qp), d.max(1));
+    }
 }
 
 /// At the end of a run that has nothing more to send: a tail probe is planned for later, and

@@ -118,6 +118,33 @@ pub(crate) struct Resume {
     pub(in crate::pipeline) length: u32,
 }
 
+/// How a probe (selective recovery, [`crate::proto::recovery`]) goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ProbeWay {
+    /// The sender went back to it ([`crate::pipeline::requester::rewind`]): what followed it
+    /// goes again after its answer, unless the answer acknowledges it.
+    Rewound,
+    /// A tail probe (the sender went back to it): its answer says nothing of how the peer
+    /// recovers (it had everything, or nothing after the probe was sent).
+    Tail,
+    /// Built again from its tracked WQE and sent alone (`sent` once it went): what followed it
+    /// stays sent and tracked, so the answers to the requests the peer kept past the gap (READ
+    /// responses among them) find them waiting.
+    Alone { sent: bool, why: AloneWhy },
+}
+
+/// Why a packet goes alone ([`ProbeWay::Alone`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AloneWhy {
+    /// A sequence NAK named it.
+    Nak,
+    /// A tail probe: its answer says nothing of how the peer recovers.
+    Tail,
+    /// The answer to the probe before it acknowledged up to it and no further: lost as well,
+    /// or everything from it on was (the peer's store was full).
+    Next,
+}
+
 /// What the sender waits for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SendWait {
@@ -148,6 +175,8 @@ pub(crate) struct SendState {
     pub(in crate::pipeline) cur: Option<Progress>,
     /// A private copy of the slot of the WQE being sent.
     pub(in crate::pipeline) slot: KVec<u8>,
+    /// A private copy of the slot of the WQE a probe sent alone is built from.
+    pub(in crate::pipeline) alone_slot: KVec<u8>,
     /// The local buffers of outstanding reads and atomics (the completer's single fetch).
     pub(in crate::pipeline) sinks: ReadSinks,
     /// Outstanding RDMA READ and atomic requests (each holds a sink).
@@ -185,9 +214,8 @@ pub(crate) struct SendState {
     /// Selective recovery: after a sequence NAK the packet at this PSN is sent alone, and the
     /// requester waits for its answer ([`crate::proto::recovery`]).
     pub(in crate::pipeline) probe: Option<Psn>,
-    /// The probe is a tail probe: its answer says nothing of how the peer recovers (it had
-    /// everything, or nothing after the probe was sent).
-    pub(in crate::pipeline) probe_tail: bool,
+    /// How the probe goes.
+    pub(in crate::pipeline) probe_way: ProbeWay,
     /// What the answers to probes showed of the peer.
     pub(in crate::pipeline) peer: PeerRecovery,
     /// The connection's round-trip time.
@@ -212,16 +240,85 @@ impl SendState {
         self.read_ask = None;
         self.probes_unanswered = 0;
         self.probe = None;
-        self.probe_tail = false;
+        self.probe_way = ProbeWay::Rewound;
         self.peer = PeerRecovery::default();
         self.rtt = Rtt::default();
         self.tail_probe_at = None;
     }
 
-    /// Whether the requester waits for the answer to its probe (it sent the probe's packet).
-    pub(crate) fn probe_sent(&self) -> bool {
+    /// Whether the requester waits for a probe: for its answer (it sent the probe's packet),
+    /// or to send it alone.
+    pub(crate) fn probe_waits(&self) -> bool {
+        self.probe.is_some_and(|p| {
+            matches!(self.probe_way, ProbeWay::Alone { .. })
+                || cmp_psn(self.psn, p) == Ordering::Greater
+        })
+    }
+
+    /// The probe, once its packet went: its answer is awaited.
+    pub(crate) fn probe_out(&self) -> Option<Psn> {
+        self.probe.filter(|&p| match self.probe_way {
+            ProbeWay::Alone { sent, .. } => sent,
+            _ => cmp_psn(self.psn, p) == Ordering::Greater,
+        })
+    }
+
+    /// The probe's packet to send alone, rebuilt from its WQE, if it has not gone yet.
+    pub(crate) fn alone_due(&self) -> Option<Psn> {
         self.probe
-            .is_some_and(|p| cmp_psn(self.psn, p) == Ordering::Greater)
+            .filter(|_| matches!(self.probe_way, ProbeWay::Alone { sent: false, .. }))
+    }
+
+    /// A probe sent alone whose answer is awaited, and why it went.
+    pub(crate) fn alone_out(&self) -> Option<(Psn, AloneWhy)> {
+        match (self.probe, self.probe_way) {
+            (Some(p), ProbeWay::Alone { sent: true, why }) => Some((p, why)),
+            _ => None,
+        }
+    }
+
+    /// Marks the probe sent alone as sent, or as to be sent again.
+    pub(crate) fn alone_sent(&mut self, now: bool) {
+        if let ProbeWay::Alone { sent, .. } = &mut self.probe_way {
+            *sent = now;
+        }
+    }
+
+    /// Whether the probe is a tail probe: its answer says nothing of how the peer recovers.
+    pub(crate) fn probe_is_tail(&self) -> bool {
+        matches!(
+            self.probe_way,
+            ProbeWay::Tail
+                | ProbeWay::Alone {
+                    why: AloneWhy::Tail,
+                    ..
+                }
+        )
+    }
+
+    /// Whether the packet of PSN `p` can go again alone ([`ProbeWay::Alone`]): it went before
+    /// the next PSN to send, and an unfinished WQE holds it, as a packet of a SEND or WRITE,
+    /// or as the request of a READ or atomic (never one of a READ's responses).
+    pub(crate) fn can_send_alone(&mut self, p: Psn) -> bool {
+        if cmp_psn(p, self.psn) != Ordering::Less {
+            return false;
+        }
+        let Some(t) = self.holding(p).and_then(|i| self.entry(i).copied()) else {
+            return false;
+        };
+        !t.wants_response() || t.first_psn == p
+    }
+
+    /// The index of the unfinished WQE whose PSNs hold `psn`, if any.
+    pub(crate) fn holding(&mut self, psn: Psn) -> Option<usize> {
+        let first = self.oldest_unfinished()?;
+        (first..self.count).find(|&i| {
+            self.entry(i).is_some_and(|t| {
+                t.done.is_none()
+                    && cmp_psn(t.first_psn, psn) != Ordering::Greater
+                    && cmp_psn(psn, t.last_psn) != Ordering::Greater
+            })
+        })
     }
 
     /// Moves past `n` PSNs just sent.
