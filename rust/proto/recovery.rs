@@ -70,11 +70,13 @@ impl PeerRecovery {
 
 /// The round-trip time of a connection, sampled from the AckReq packets it sends and the ACKs
 /// that answer them (one sample at a time; none from a packet sent again, whose answer could be
-/// the first transmission's: Karn's rule), smoothed as TCP does (RFC 6298: 1/8 of each sample);
-/// and what the path holds, from the PSNs acknowledged during a sample.
+/// the first transmission's: Karn's rule), smoothed as TCP does (RFC 6298: 1/8 of each sample,
+/// and its variation by 1/4 of each sample's distance from the smoothed time); and what the
+/// path holds, from the PSNs acknowledged during a sample.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Rtt {
     srtt_ns: Option<u64>,
+    rttvar_ns: u64,
     /// The shortest sample: the path's round trip with the least queueing seen.
     min_ns: Option<u64>,
     /// The PSNs the last sample's delivery rate carries in the shortest round trip.
@@ -114,15 +116,32 @@ impl Rtt {
         let delivered = u64::from(through.next().distance_from(unacked));
         self.path_psns = (rtt > 0)
             .then(|| u32::try_from(delivered.saturating_mul(min) / rtt).unwrap_or(u32::MAX));
-        self.srtt_ns = Some(match self.srtt_ns {
-            None => rtt,
-            Some(s) => s - s / 8 + rtt / 8,
-        });
+        let (srtt, rttvar) = match self.srtt_ns {
+            None => (rtt, rtt / 2),
+            Some(s) => {
+                let v = self.rttvar_ns;
+                (s - s / 8 + rtt / 8, v - v / 4 + s.abs_diff(rtt) / 4)
+            }
+        };
+        self.srtt_ns = Some(srtt);
+        self.rttvar_ns = rttvar;
     }
 
     /// Packets go again (a rewind): the running sample could be answered by either copy.
     pub(crate) fn cancel(&mut self) {
         self.sample = None;
+    }
+
+    /// How long an answer may take before it is late, once sampled: twice the smoothed
+    /// round-trip time, or more when the samples vary (the smoothed time and four times its
+    /// variation, as TCP's retransmission timeout: a TCG guest's vCPU stalls, a queue that
+    /// builds).
+    pub(crate) fn answer_wait_ns(&self) -> Option<u64> {
+        let s = self.srtt_ns?;
+        Some(
+            s.saturating_mul(2)
+                .max(s.saturating_add(self.rttvar_ns.saturating_mul(4))),
+        )
     }
 
     /// The smoothed round-trip time, once sampled.
@@ -143,11 +162,11 @@ pub(crate) const TAIL_PROBE_MIN_NS: u64 = 500_000;
 /// How long an RC requester with nothing more to send and packets unacknowledged waits before
 /// it sends its oldest unacknowledged packet again as a probe (a tail loss probe: the last
 /// packets of a burst, or their ACKs, were lost, and nothing after them will make the peer
-/// NAK): twice the smoothed round-trip time, at least [`TAIL_PROBE_MIN_NS`], at most half the
-/// local ACK timeout (`timeout_us`, `None` for none). `None` before the first sample: the
-/// timeout alone then.
-pub(crate) fn tail_probe_delay_ns(srtt_ns: Option<u64>, timeout_us: Option<u64>) -> Option<u64> {
-    let d = srtt_ns?.saturating_mul(2).max(TAIL_PROBE_MIN_NS);
+/// NAK): `wait_ns` ([`Rtt::answer_wait_ns`], doubled for each probe left unanswered), at least
+/// [`TAIL_PROBE_MIN_NS`], at most half the local ACK timeout (`timeout_us`, `None` for none).
+/// `None` before the first sample: the timeout alone then.
+pub(crate) fn tail_probe_delay_ns(wait_ns: Option<u64>, timeout_us: Option<u64>) -> Option<u64> {
+    let d = wait_ns?.max(TAIL_PROBE_MIN_NS);
     Some(match timeout_us {
         Some(us) => d.min(us.saturating_mul(1000) / 2),
         None => d,

@@ -6,7 +6,7 @@
 //! timeouts rdma_cm gives NVMe-oF) with nothing else to send. The same when the NAK of a gap is
 //! lost while the sender waits for room in its window. Now a requester that has nothing more it
 //! may send and packets unacknowledged sends its oldest unacknowledged packet again as a probe
-//! after twice the connection's smoothed round-trip time
+//! after twice the connection's smoothed round-trip time, or more when it varies
 //! ([`crate::proto::recovery::tail_probe_delay_ns`]), without using a retry: a peer that had it
 //! acknowledges everything it has, one that lost it executes it (and what it kept after it)
 //! or NAKs the gap before it. The QP's high-resolution timer wakes it.
@@ -187,7 +187,7 @@ fn delay(snap: &Snapshot, st: &SendState) -> Option<u64> {
     let backoff = u32::from(st.probes_unanswered.min(16));
     tail_probe_delay_ns(
         st.rtt
-            .srtt_ns()
+            .answer_wait_ns()
             .map(|ns| ns.saturating_mul(1u64 << backoff)),
         crate::pipeline::timeout_us(snap.timeout, 0),
     )

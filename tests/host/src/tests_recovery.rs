@@ -109,10 +109,34 @@ fn the_path_holds_the_delivery_rate_over_the_shortest_round_trip() {
 }
 
 #[test]
-fn tail_probes_wait_twice_the_rtt_within_bounds() {
+fn an_answer_is_late_after_twice_the_rtt_or_more_when_it_varies() {
+    let mut r = Rtt::default();
+    assert_eq!(r.answer_wait_ns(), None);
+    // The first sample: 1 ms, varying by half of it: 1 + 4 * 0.5 ms.
+    r.sending(Psn::new(1), 0, Psn::new(1));
+    r.acked(Psn::new(1), 1_000_000);
+    assert_eq!(r.answer_wait_ns(), Some(3_000_000));
+    // Steady samples: the variation decays to nothing and twice the RTT is left.
+    for i in 0..40u32 {
+        let t = u64::from(i + 1) * 10_000_000;
+        r.sending(Psn::new(2 + i), t, Psn::new(2 + i));
+        r.acked(Psn::new(2 + i), t + 1_000_000);
+    }
+    assert_eq!(r.answer_wait_ns(), Some(2_000_000));
+    // A sample of 9 ms (a queue built): 2 ms of variation, the wait 2 + 8 ms.
+    r.sending(Psn::new(100), 1_000_000_000, Psn::new(100));
+    r.acked(Psn::new(100), 1_009_000_000);
+    assert_eq!(r.srtt_ns(), Some(2_000_000));
+    // (What is left of the variation rounds to a few ns.)
+    let w = r.answer_wait_ns().unwrap_or(0);
+    assert!((10_000_000..10_000_100).contains(&w), "{w}");
+}
+
+#[test]
+fn tail_probes_wait_for_a_late_answer_within_bounds() {
     assert_eq!(tail_probe_delay_ns(None, Some(67_108)), None);
     assert_eq!(
-        tail_probe_delay_ns(Some(1_000_000), Some(67_108)),
+        tail_probe_delay_ns(Some(2_000_000), Some(67_108)),
         Some(2_000_000)
     );
     assert_eq!(
@@ -124,5 +148,8 @@ fn tail_probes_wait_twice_the_rtt_within_bounds() {
         tail_probe_delay_ns(Some(5_000_000), Some(1_048)),
         Some(524_000)
     );
-    assert_eq!(tail_probe_delay_ns(Some(5_000_000), None), Some(10_000_000));
+    assert_eq!(
+        tail_probe_delay_ns(Some(10_000_000), None),
+        Some(10_000_000)
+    );
 }
