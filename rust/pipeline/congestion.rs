@@ -121,6 +121,15 @@ pub(super) fn window_full(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &SendState, 
         && qp.pipe().cc.lock().rp.rate_kbps().is_some()
 }
 
+/// Whether the next packet of a paced RC QP is the last its in-flight cap lets go before ACKs
+/// come (whether DCQCN limits it or not: the cap is known without the reaction point's lock).
+/// It asks for an ACK: without one, a responder acknowledges only up to the last packet that
+/// asked, and the sender stopped at the cap waited for a tail probe or its timeout.
+pub(super) fn fills_window(st: &SendState, max: u32) -> bool {
+    let cap = dcqcn::in_flight_cap(st.rtt.path_psns(), max);
+    st.psn.next().distance_from(st.comp_psn) == cap
+}
+
 /// The QP sent a packet of `bytes` at `now`: the rate measurement (or the reaction point's
 /// byte counter while DCQCN limits the QP), and for a limited QP the pacer's next departure.
 pub(super) fn sent(qp: &Qp<RrxeDevice>, snap: &Snapshot, now: u64, bytes: usize) {

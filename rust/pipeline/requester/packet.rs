@@ -15,7 +15,7 @@ use crate::{
     kernel_ext::now_ns,
     mm::Fill,
     pipeline::{
-        mem,
+        congestion, mem,
         odp::Side,
         state::{
             SendState,
@@ -88,10 +88,12 @@ pub(super) fn next_packet(
             crate::pipeline::timeout_us(snap.timeout, 0),
         )
     });
-    // A probe asks for its answer (selective recovery).
-    let probe = st.probe == Some(st.psn);
+    // A probe asks for its answer (selective recovery), and so does the last packet a paced
+    // QP's in-flight cap lets go.
+    let asks = st.probe == Some(st.psn)
+        || (now.is_some() && congestion::fills_window(st, super::MAX_UNACKED_PSNS));
     let ack_req = snap.qp_type == QpType::Rc
-        && (paced_due || probe || seq::ack_due(since_ackreq, last, seq::MAX_PKT_PER_ACK));
+        && (paced_due || asks || seq::ack_due(since_ackreq, last, seq::MAX_PKT_PER_ACK));
     let (dest_qpn, av) = destination(qp, snap, &w)?;
     let mut h = TransportHeaders::new(Bth {
         opcode,
