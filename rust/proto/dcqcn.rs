@@ -280,10 +280,9 @@ impl ReactionPoint {
 /// The fewest PSNs [`in_flight_cap`] allows unacknowledged.
 pub(crate) const IN_FLIGHT_FLOOR: u32 = 32;
 
-/// How many PSNs an RC QP that DCQCN limits may have unacknowledged, at most `max`: twice what
-/// the path holds (`path_psns`: its delivery rate over its shortest round trip, from
-/// [`super::recovery::Rtt::path_psns`]; `max` before it is known), at least
-/// [`IN_FLIGHT_FLOOR`].
+/// How many PSNs an RC QP that DCQCN limits may have unacknowledged, at most `max`: what the
+/// path holds (`path_psns`: its delivery rate over its shortest round trip, from
+/// [`super::recovery::Rtt::path_psns`]; `max` before it is known) and [`IN_FLIGHT_FLOOR`] more.
 ///
 /// DCQCN paces and caps nothing else, and its increase steps are absolute rates made for fast
 /// links: at a slow bottleneck its rate is above the link most of the time, and the QP sends
@@ -292,9 +291,15 @@ pub(crate) const IN_FLIGHT_FLOOR: u32 = 32;
 /// bandwidth-delay product, this keeps a congested QP's share of a queue to about what the
 /// path carries in a round trip. A queue that builds makes the samples' round trips longer
 /// than the shortest, and the cap smaller.
+///
+/// Not twice the path, as IRN: a QP that the cap holds delivers its cap per round trip, so
+/// twice the path is twice the cap times the shortest round trip over the sample's, and each
+/// QP went to the floor or to `max` by whether its own shortest sample was under half the
+/// queue's round trip (four flows: Jain fairness 0.70-0.75). The path plus the floor settles
+/// where the cap is the floor over one less that ratio, which moves with it smoothly.
 pub(crate) fn in_flight_cap(path_psns: Option<u32>, max: u32) -> u32 {
     path_psns
-        .map_or(max, |p| p.saturating_mul(2))
+        .map_or(max, |p| p.saturating_add(IN_FLIGHT_FLOOR))
         .clamp(IN_FLIGHT_FLOOR, max.max(IN_FLIGHT_FLOOR))
 }
 

@@ -359,11 +359,10 @@ fn an_idle_pacer_gives_no_credit_beyond_one_burst() {
 }
 
 #[test]
-fn a_limited_qp_keeps_twice_what_the_path_holds_in_flight() {
-    assert_eq!(in_flight_cap(Some(25), 128), 50);
-    assert_eq!(in_flight_cap(Some(40), 128), 80);
+fn a_limited_qp_keeps_what_the_path_holds_and_the_floor_in_flight() {
+    assert_eq!(in_flight_cap(Some(25), 128), 25 + IN_FLIGHT_FLOOR);
+    assert_eq!(in_flight_cap(Some(40), 128), 40 + IN_FLIGHT_FLOOR);
     // Never under the floor, never over the requester's own window.
-    assert_eq!(in_flight_cap(Some(3), 128), IN_FLIGHT_FLOOR);
     assert_eq!(in_flight_cap(Some(0), 128), IN_FLIGHT_FLOOR);
     assert_eq!(in_flight_cap(Some(100), 128), 128);
     assert_eq!(in_flight_cap(Some(u32::MAX), 128), 128);
