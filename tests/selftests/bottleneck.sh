@@ -5,11 +5,11 @@
 # bottleneck: an htb rate limit (BNECK_MBIT, default 60) in front of one CE-marking FIFO, so
 # fairness is the senders' doing, not the queue's: RED marking on the queue's length as DCQCN's
 # switches do (BNECK_QDISC=red, the default), or CoDel marking on sojourn time (fq_codel with one
-# flow, BNECK_QDISC=codel). N flows of ib_write_bw (RC WRITE, 64 KiB) run together for
-# BNECK_SECONDS, with congestion control on (the senders' reaction points: ECT packets, CE
-# marks, CNPs) and off (rp_enable 0: Not-ECT packets, which the queue drops instead), for N in
-# BNECK_FLOWS
-# (default "1 2 4"), with an ib_write_lat probe (64 B) beside them. Each run prints the
+# flow, BNECK_QDISC=codel). N flows of ib_write_bw (RC WRITE, 64 KiB; BNECK_BW=ib_send_bw:
+# RC SEND) run together for BNECK_SECONDS, with congestion control on (the senders' reaction
+# points: ECT packets, CE marks, CNPs) and off (rp_enable 0: Not-ECT packets, which the queue
+# drops instead), for N in BNECK_FLOWS (default "1 2 4"), with an ib_write_lat probe (64 B)
+# beside them. Each run prints the
 # bottleneck's packets, drops and marks, the goodput and utilisation (the flows' sum over the
 # rate) and the probe's p99; congestion control must at least double the goodput and
 # halve the share of packets dropped (BNECK_STRICT=0 only reports; see judge for the goals
@@ -24,6 +24,9 @@ MIF=vbm0 MSRV=10.91.3.2 MCLI=10.91.3.1
 SD=${DEV}s CD=${DEV}c
 MBIT=${BNECK_MBIT:-60} SECS=${BNECK_SECONDS:-5} FLOWS=${BNECK_FLOWS:-"1 2 4"}
 LAT_ITERS=${BNECK_LAT_ITERS:-300} QDISC=${BNECK_QDISC:-red}
+# BNECK_BW: the flows' perftest (ib_write_bw, or ib_send_bw for RC SEND).
+BW=${BNECK_BW:-ib_write_bw}
+case $BW in ib_write_bw | ib_send_bw) ;; *) echo "BNECK_BW: ib_write_bw or ib_send_bw" >&2; exit 2 ;; esac
 OUT=${BNECK_OUT:-/tmp/bottleneck}
 srvs=()
 teardown() {
@@ -138,10 +141,10 @@ delta() {
 		"$1" "$2"
 }
 
-# qp_bytes: "LQPN BYTES" for each QP of the flows (ib_write_bw's on the senders' device), from
+# qp_bytes: "LQPN BYTES" for each QP of the flows ($BW's on the senders' device), from
 # rrxe's per-QP tx_bytes (rdma res show qp -dd); nothing on C rxe.
 qp_bytes() {
-	timeout 10 rdma -dd res show qp link "$CD/1" 2>/dev/null | awk '/ib_write_bw/ {
+	timeout 10 rdma -dd res show qp link "$CD/1" 2>/dev/null | awk -v bw="$BW" '$0 ~ bw {
 		q = b = ""
 		for (i = 1; i < NF; i++) {
 			if ($i == "lqpn") q = $(i + 1)
@@ -162,7 +165,7 @@ jain() {
 		END { if (n < 2 || s2 == 0) print "-"; else printf "%.3f\n", s * s / (n * s2) }' "$1" "$2"
 }
 
-# flows N MODE: N flows at once, the QPs of one ib_write_bw (-q N: all connected before any
+# flows N MODE: N flows at once, the QPs of one $BW (-q N: all connected before any
 # sends, so they overlap whole; separate processes on two TCG vCPUs may not), with the probe;
 # prints "pkts drops marks utilisation p99 goodput jain" (jain: the flows' fairness over the
 # middle of the run, "-" for one flow or without per-QP bytes).
@@ -172,7 +175,7 @@ flows() {
 	p0=$(qstat pkts) d0=$(qstat dropped) m0=$(qstat ecn_mark)
 	qdetail >"$OUT/$mode$n.q0"
 	dev_counters >"$OUT/$mode$n.c0"
-	ip netns exec $DNS timeout $((SECS + 60)) ib_write_bw -d "$SD" -x "$sidx" -p $((port + 1)) \
+	ip netns exec $DNS timeout $((SECS + 60)) $BW -d "$SD" -x "$sidx" -p $((port + 1)) \
 		-F --report_gbits -s 65536 -q "$n" -D "$SECS" >"$OUT/$mode$n.srv" 2>&1 &
 	srvs=($!)
 	# A latency probe beside the flows: 64-byte WRITEs, one at a time, through the same queue.
@@ -183,7 +186,7 @@ flows() {
 		diag "flows: server not listening"
 	wait_for 15 bash -c "ip netns exec $DNS ss -ltn | grep -q ':$((port + 2)) '" ||
 		diag "latency probe: server not listening"
-	timeout $((SECS + 60)) ib_write_bw -d "$CD" -x "$cidx" -p $((port + 1)) -F --report_gbits \
+	timeout $((SECS + 60)) $BW -d "$CD" -x "$cidx" -p $((port + 1)) -F --report_gbits \
 		-s 65536 -q "$n" -D "$SECS" $MSRV >"$OUT/$mode$n.cli" 2>&1 &
 	pids+=($!)
 	# The probe starts once the flows have filled the queue.
