@@ -171,7 +171,7 @@ jain() {
 # middle of the run, "-" for one flow or without per-QP bytes).
 port=19100
 flows() {
-	local n=$1 mode=$2 p0 d0 m0 pids=() rate p99
+	local n=$1 mode=$2 p0 d0 m0 pids=() rate p99 t0 left
 	p0=$(qstat pkts) d0=$(qstat dropped) m0=$(qstat ecn_mark)
 	qdetail >"$OUT/$mode$n.q0"
 	dev_counters >"$OUT/$mode$n.c0"
@@ -186,6 +186,7 @@ flows() {
 		diag "flows: server not listening"
 	wait_for 15 bash -c "ip netns exec $DNS ss -ltn | grep -q ':$((port + 2)) '" ||
 		diag "latency probe: server not listening"
+	t0=$(date +%s%N)
 	timeout $((SECS + 60)) $BW -d "$CD" -x "$cidx" -p $((port + 1)) -F --report_gbits \
 		-s 65536 -q "$n" -D "$SECS" $MSRV >"$OUT/$mode$n.cli" 2>&1 &
 	pids+=($!)
@@ -202,7 +203,11 @@ flows() {
 		[ "$(wc -l <"$OUT/$mode$n.qa")" -ge "$n" ] && break
 		sleep 0.5
 	done
-	sleep $((SECS > 3 ? SECS - 2 : 1))
+	# The second sample a second before the flows end, however long the first took (rdma
+	# answers slowly beside four busy QPs: a fixed sleep after it sampled QPs already gone).
+	left=$(((SECS - 1) * 1000 - ($(date +%s%N) - t0) / 1000000))
+	[ "$left" -gt 500 ] || left=500
+	sleep "$(awk -v ms="$left" 'BEGIN { print ms / 1000 }')"
 	qp_bytes >"$OUT/$mode$n.qb"
 	wait "${pids[@]}"
 	wait "${srvs[@]}" 2>/dev/null
