@@ -12,10 +12,7 @@ use crate::{
     counters::Counter,
     device::RrxeDevice,
     ib::Qp,
-    pipeline::state::{
-        AloneWhy,
-        ProbeWay, //
-    },
+    pipeline::state::AloneWhy,
     proto::{
         psn::{
             cmp_psn,
@@ -45,7 +42,8 @@ pub(super) fn learn(st: &mut SendState, acked: Psn) {
 ///
 /// With `probe`, a peer that keeps packets past a gap (or may) gets only the packet at that
 /// PSN again, alone, and the requester waits for its answer: without going back when a tracked
-/// WQE holds the packet ([`ProbeWay::Alone`]), else after going back to it.
+/// WQE holds the packet ([`crate::pipeline::state::ProbeWay::Alone`]), else after going back to
+/// it.
 pub(super) fn retry_probing(
     qp: &Qp<RrxeDevice>,
     st: &mut SendState,
@@ -86,8 +84,7 @@ pub(super) fn send_again(st: &mut SendState, probe: Option<Psn>) {
 
 /// The packet at `p` goes alone next, without going back.
 fn send_alone(st: &mut SendState, p: Psn, why: AloneWhy) {
-    st.probe = Some(p);
-    st.probe_way = ProbeWay::Alone { sent: false, why };
+    st.probe_alone(p, why);
     st.tail_probe_at = None;
     // The packet being timed may be acknowledged only after the gap is filled.
     st.rtt.cancel();
@@ -116,11 +113,7 @@ pub(super) fn answered_alone(st: &mut SendState, probe: Psn, why: AloneWhy, acke
         rewind(st);
         return;
     }
-    let answered = st
-        .holding(next)
-        .and_then(|i| st.entry(i).copied())
-        .is_none_or(|t| t.wants_response());
-    if !answered && st.can_send_alone(next) {
+    if st.can_send_data_alone(next) {
         send_alone(st, next, AloneWhy::Next);
     }
 }

@@ -24,10 +24,7 @@ use crate::{
     ib::Qp,
     kernel_ext::now_ns,
     proto::{
-        psn::{
-            cmp_psn,
-            Psn, //
-        },
+        psn::cmp_psn,
         qp_state::QpType,
         read_gaps::ReadAsk,
         recovery::tail_probe_delay_ns,
@@ -81,12 +78,8 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
         // WQEs before it wait for their ACK, their oldest packet goes alone too: the peer may
         // be missing that one, with the READ's request kept behind it (its NAK was lost).
         let p = st.comp_psn;
-        let before = st
-            .holding(p)
-            .and_then(|i| st.entry(i).copied())
-            .is_some_and(|t| !t.wants_response());
-        if before && st.can_send_alone(p) {
-            send_alone(st, p);
+        if st.can_send_data_alone(p) {
+            st.probe_alone(p, AloneWhy::Tail);
         }
         qp.device().count(Counter::TailProbes);
         return;
@@ -102,7 +95,7 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
         // unless the answer shows it lost (a probe that a slow answer made needless costs one
         // packet).
         st.probes_unanswered = st.probes_unanswered.saturating_add(1);
-        send_alone(st, p);
+        st.probe_alone(p, AloneWhy::Tail);
         qp.device().count(Counter::TailProbes);
         return;
     }
@@ -116,15 +109,6 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
         st.tail_probe_at = Some(now.saturating_add(d));
         qp.pipe().pace.arm_ns(&ObjRef::new(qp), d.max(1));
     }
-}
-
-/// The packet at `p` goes alone as a tail probe.
-fn send_alone(st: &mut SendState, p: Psn) {
-    st.probe = Some(p);
-    st.probe_way = ProbeWay::Alone {
-        sent: false,
-        why: AloneWhy::Tail,
-    };
 }
 
 /// A tail probe for the oldest unanswered READ (selective recovery): the request asking for

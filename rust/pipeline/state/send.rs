@@ -296,17 +296,32 @@ impl SendState {
         )
     }
 
-    /// Whether the packet of PSN `p` can go again alone ([`ProbeWay::Alone`]): it went before
-    /// the next PSN to send, and an unfinished WQE holds it, as a packet of a SEND or WRITE,
-    /// or as the request of a READ or atomic (never one of a READ's responses).
-    pub(crate) fn can_send_alone(&mut self, p: Psn) -> bool {
+    /// The entry of the unfinished WQE whose packet of PSN `p` can go again alone
+    /// ([`ProbeWay::Alone`]): the packet went before the next PSN to send, and is one of a
+    /// SEND's or WRITE's, or the request of a READ or atomic (never one of a READ's responses).
+    pub(crate) fn alone_at(&mut self, p: Psn) -> Option<Track> {
         if cmp_psn(p, self.psn) != Ordering::Less {
-            return false;
+            return None;
         }
-        let Some(t) = self.holding(p).and_then(|i| self.entry(i).copied()) else {
-            return false;
-        };
-        !t.wants_response() || t.first_psn == p
+        let t = self.holding(p).and_then(|i| self.entry(i).copied())?;
+        (!t.wants_response() || t.first_psn == p).then_some(t)
+    }
+
+    /// Whether the packet of PSN `p` can go again alone ([`Self::alone_at`]).
+    pub(crate) fn can_send_alone(&mut self, p: Psn) -> bool {
+        self.alone_at(p).is_some()
+    }
+
+    /// Whether the packet of PSN `p` can go again alone and is one of a SEND's or WRITE's (a
+    /// READ's or atomic's request is answered by its responses, or asked for by its own probe).
+    pub(crate) fn can_send_data_alone(&mut self, p: Psn) -> bool {
+        self.alone_at(p).is_some_and(|t| !t.wants_response())
+    }
+
+    /// The packet at `p` goes alone next, for `why`, without going back.
+    pub(crate) fn probe_alone(&mut self, p: Psn, why: AloneWhy) {
+        self.probe = Some(p);
+        self.probe_way = ProbeWay::Alone { sent: false, why };
     }
 
     /// The index of the unfinished WQE whose PSNs hold `psn`, if any.
