@@ -29,8 +29,9 @@ BW=${BNECK_BW:-ib_write_bw}
 case $BW in ib_write_bw | ib_send_bw) ;; *) echo "BNECK_BW: ib_write_bw or ib_send_bw" >&2; exit 2 ;; esac
 OUT=${BNECK_OUT:-/tmp/bottleneck}
 srvs=()
+rpid=
 teardown() {
-	kill "${srvs[@]}" 2>/dev/null
+	kill "${srvs[@]}" $rpid 2>/dev/null
 	local d
 	for d in "$CD" "$SD"; do
 		dev_exists "$d" && timeout 30 rdma link delete "$d"
@@ -62,6 +63,9 @@ ip -n $RNS link set $SRIF up
 ip -n $RNS link set $DRIF up
 ip -n $RNS link set lo up
 ip netns exec $RNS sysctl -qw net.ipv4.ip_forward=1
+# A process in the router's namespace, whose /proc/PID/net/dev gives its ports' counters.
+ip netns exec $RNS sleep 100000 &
+rpid=$!
 ip -n $DNS addr add $SRV/24 dev $DIF
 ip -n $DNS link set $DIF up
 ip -n $DNS link set lo up
@@ -83,8 +87,12 @@ check "the router's MAC on the server" ip -n $DNS neigh replace $SRT lladdr "$rm
 	nud permanent
 # The bottleneck: rate limit, then one CoDel queue that marks ECT packets and drops the others.
 check "htb on the router" ip netns exec $RNS tc qdisc add dev $DRIF root handle 1: htb default 1
+# Its bucket holds 10 ms of the rate (tc's default: a jiffy's and one packet): a TCG guest's
+# timers fire late by milliseconds under load, and a bucket smaller than the lateness loses
+# the rate while the queue holds packets (four flows: 0.80 of the rate with 224-248 KB queued).
 check "htb class ${MBIT} Mbit/s" ip netns exec $RNS tc class add dev $DRIF parent 1: classid 1:1 \
-	htb rate ${MBIT}mbit ceil ${MBIT}mbit quantum 15140
+	htb rate ${MBIT}mbit ceil ${MBIT}mbit burst $((MBIT * 1250)) cburst $((MBIT * 1250)) \
+	quantum 15140
 if [ "$QDISC" = red ]; then
 	# Marking on the queue's (average) length from 2 ms to 6 ms of the rate, as DCQCN's
 	# switches mark (Kmin, Kmax, Pmax 0.1).
@@ -141,6 +149,34 @@ delta() {
 		"$1" "$2"
 }
 
+# mid: "SECONDS BYTES USER KERNEL TOTAL" now (the uptime, read with the counters): the bytes
+# the bottleneck's port sent (from a process in the router's namespace, read without starting
+# one) and the guest CPUs' user, kernel (system, irq, softirq) and total jiffies: the link's
+# utilisation over the middle of a run (the bytes on the wire, headers and packets sent again
+# included, beside the flows' goodput) and where the vCPUs, which also run the router, both
+# devices and the pollers of perftest, went.
+mid() {
+	awk -v dev="$DRIF" '
+		FILENAME == "/proc/uptime" { s = $1 }
+		FILENAME ~ /net/ && split($0, f, ":") == 2 && f[1] ~ "^ *" dev "$" {
+			split(f[2], c, " "); b = c[9] }
+		FILENAME == "/proc/stat" && $1 == "cpu" {
+			t = 0; for (i = 2; i <= NF; i++) t += $i
+			u = $2 + $3; k = $4 + $7 + $8 }
+		END { printf "%s %.0f %.0f %.0f %.0f\n", s, b, u, k, t }' /proc/uptime \
+		"/proc/$rpid/net/dev" /proc/stat
+}
+
+# backlog: the bottleneck queue's backlog in bytes.
+backlog() {
+	ip netns exec $RNS tc -s qdisc show dev $DRIF | awk '
+		/qdisc (fq_codel|red)/ { q = 1 }
+		q && /backlog/ {
+			v = $2; sub("b$", "", v); m = 1
+			if (v ~ /K$/) m = 1024; else if (v ~ /M$/) m = 1048576
+			sub("[KM]$", "", v); print v * m; exit }'
+}
+
 # qp_bytes: "LQPN BYTES" for each QP of the flows ($BW's on the senders' device), from
 # rrxe's per-QP tx_bytes (rdma res show qp -dd); nothing on C rxe.
 qp_bytes() {
@@ -171,7 +207,7 @@ jain() {
 # middle of the run, "-" for one flow or without per-QP bytes).
 port=19100
 flows() {
-	local n=$1 mode=$2 p0 d0 m0 pids=() rate p99 t0 left
+	local n=$1 mode=$2 p0 d0 m0 pids=() rate p99 t0 left q0 q1
 	p0=$(qstat pkts) d0=$(qstat dropped) m0=$(qstat ecn_mark)
 	qdetail >"$OUT/$mode$n.q0"
 	dev_counters >"$OUT/$mode$n.c0"
@@ -203,18 +239,27 @@ flows() {
 		[ "$(wc -l <"$OUT/$mode$n.qa")" -ge "$n" ] && break
 		sleep 0.5
 	done
+	q0=$(backlog)
+	mid >"$OUT/$mode$n.ma"
 	# The second sample a second before the flows end, however long the first took (rdma
 	# answers slowly beside four busy QPs: a fixed sleep after it sampled QPs already gone).
 	left=$(((SECS - 1) * 1000 - ($(date +%s%N) - t0) / 1000000))
 	[ "$left" -gt 500 ] || left=500
 	sleep "$(awk -v ms="$left" 'BEGIN { print ms / 1000 }')"
+	mid >"$OUT/$mode$n.mb"
 	qp_bytes >"$OUT/$mode$n.qb"
+	q1=$(backlog)
 	wait "${pids[@]}"
 	wait "${srvs[@]}" 2>/dev/null
 	srvs=()
 	qdetail >"$OUT/$mode$n.q1"
 	dev_counters >"$OUT/$mode$n.c1"
 	diag "$mode$n queue: $(delta "$OUT/$mode$n.q0" "$OUT/$mode$n.q1")" >&2
+	diag "$mode$n middle: $(paste "$OUT/$mode$n.ma" "$OUT/$mode$n.mb" | awk -v mbit="$MBIT" '{
+		s = $6 - $1; t = $10 - $5
+		printf "link %.3f of the rate over %.1f s, guest CPUs %.0f %% user, %.0f %% kernel", \
+			($7 - $2) * 8 / (s * mbit * 1e6), s, 100 * ($8 - $3) / t, 100 * ($9 - $4) / t }'),\
+ backlog ${q0:-?} B before, ${q1:-?} B after" >&2
 	diag "$mode$n senders: $(delta "$OUT/$mode$n.c0" "$OUT/$mode$n.c1" | fold -s -w 150 |
 		sed '2,$s/^/#   /')" >&2
 	port=$((port + 2))
