@@ -111,13 +111,18 @@ pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, snap: &Snapshot, now: u64) -> bool 
     true
 }
 
+/// How many PSNs an RC QP that DCQCN limits may have unacknowledged: its path's estimate and
+/// a floor ([`dcqcn::in_flight_cap`]), at most the requester's own window.
+pub(super) fn in_flight_cap(st: &SendState) -> u32 {
+    dcqcn::in_flight_cap(st.rtt.path_psns(), super::requester::MAX_UNACKED_PSNS)
+}
+
 /// Whether an RC QP that DCQCN limits has as many PSNs unacknowledged as the path allows
-/// ([`dcqcn::in_flight_cap`], at most `max`): it then sends nothing new until ACKs come. Under
-/// the send lock; the reaction point's lock only when the cap is reached.
-pub(super) fn window_full(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &SendState, max: u32) -> bool {
-    let cap = dcqcn::in_flight_cap(st.rtt.path_psns(), max);
+/// ([`in_flight_cap`]): it then sends nothing new until ACKs come. Under the send lock; the
+/// reaction point's lock only when the cap is reached.
+pub(super) fn window_full(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &SendState) -> bool {
     snap.qp_type == QpType::Rc
-        && st.psn.distance_from(st.comp_psn) >= cap
+        && st.psn.distance_from(st.comp_psn) >= in_flight_cap(st)
         && qp.pipe().cc.lock().rp.rate_kbps().is_some()
 }
 
@@ -125,9 +130,8 @@ pub(super) fn window_full(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &SendState, 
 /// come (whether DCQCN limits it or not: the cap is known without the reaction point's lock).
 /// It asks for an ACK: without one, a responder acknowledges only up to the last packet that
 /// asked, and the sender stopped at the cap waited for a tail probe or its timeout.
-pub(super) fn fills_window(st: &SendState, max: u32) -> bool {
-    let cap = dcqcn::in_flight_cap(st.rtt.path_psns(), max);
-    st.psn.next().distance_from(st.comp_psn) == cap
+pub(super) fn fills_window(st: &SendState) -> bool {
+    st.psn.next().distance_from(st.comp_psn) == in_flight_cap(st)
 }
 
 /// The QP sent a packet of `bytes` at `now`: the rate measurement (or the reaction point's

@@ -42,6 +42,10 @@ pub(crate) fn report(qp: &Qp<RrxeDevice>, snap: &Snapshot, entry: &mut ResEntry)
             rnr_retry_left: st.rnr_retry.left(),
             rnr_wait: st.wait == SendWait::Rnr,
             timer_fired: st.timer_fired,
+            cap: super::congestion::in_flight_cap(&st),
+            path: st.rtt.path_psns().unwrap_or(0),
+            srtt_us: st.rtt.srtt_ns().map_or(0, |ns| ns / 1000),
+            rtt_min_us: st.rtt.min_ns().map_or(0, |ns| ns / 1000),
         }
     };
     let (rate_kbps, target_kbps, alpha) = {
@@ -92,6 +96,10 @@ pub(crate) fn report(qp: &Qp<RrxeDevice>, snap: &Snapshot, entry: &mut ResEntry)
     entry.u32(c"cc_rate_kbps", rate_kbps)?;
     entry.u32(c"cc_target_kbps", target_kbps)?;
     entry.u32(c"cc_alpha", alpha)?;
+    entry.u32(c"cc_cap_psns", send.cap)?;
+    entry.u32(c"cc_path_psns", send.path)?;
+    entry.u64(c"rtt_smoothed_us", send.srtt_us)?;
+    entry.u64(c"rtt_min_us", send.rtt_min_us)?;
     entry.u32(c"rate_limit_kbps", limit_kbps)?;
     entry.u32(c"pace_armed", pipe.pace.is_armed().into())?;
     entry.u32(c"odp_wait_send", pipe.odp.stalled(Side::Send).into())?;
@@ -109,6 +117,12 @@ struct SendReport {
     rnr_retry_left: u8,
     rnr_wait: bool,
     timer_fired: bool,
+    /// The in-flight cap while DCQCN limits the QP, and the path's estimate under it.
+    cap: u32,
+    path: u32,
+    /// The smoothed and the shortest round trip sampled (0: none yet).
+    srtt_us: u64,
+    rtt_min_us: u64,
 }
 
 /// What the responder side's lock held.

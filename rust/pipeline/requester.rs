@@ -52,7 +52,7 @@ use core::cmp::Ordering;
 /// the window's edge, so a READ whose responses take the whole window (128 KiB at path MTU
 /// 1024, NVMe-oF's I/O size) can have a second one behind it while its data streams back, as
 /// with C rxe; with one at a time the responder idles a round trip per READ.
-const MAX_UNACKED_PSNS: u32 = 128;
+pub(super) const MAX_UNACKED_PSNS: u32 = 128;
 
 /// The outcome of a requester pass.
 pub(crate) struct ReqOutcome {
@@ -116,7 +116,7 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
         }
         // One that DCQCN limits keeps about a round trip of its rate in the network; ACKs
         // open the window again (and a tail probe covers their loss).
-        if now.is_some() && super::congestion::window_full(qp, snap, &st, MAX_UNACKED_PSNS) {
+        if now.is_some() && super::congestion::window_full(qp, snap, &st) {
             idle = true;
             break;
         }

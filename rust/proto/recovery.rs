@@ -144,6 +144,11 @@ impl Rtt {
         )
     }
 
+    /// The shortest round-trip time sampled, once sampled.
+    pub(crate) fn min_ns(&self) -> Option<u64> {
+        self.min_ns
+    }
+
     /// The smoothed round-trip time, once sampled.
     pub(crate) fn srtt_ns(&self) -> Option<u64> {
         self.srtt_ns

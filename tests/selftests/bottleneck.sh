@@ -177,16 +177,27 @@ backlog() {
 			sub("[KM]$", "", v); print v * m; exit }'
 }
 
-# qp_bytes: "LQPN BYTES" for each QP of the flows ($BW's on the senders' device), from
-# rrxe's per-QP tx_bytes (rdma res show qp -dd); nothing on C rxe.
+# qp_bytes: "LQPN BYTES CAP PATH SRTT MIN KBPS" for each QP of the flows ($BW's on the
+# senders' device), from rrxe's per-QP state (rdma res show qp -dd): bytes sent, in-flight
+# cap and the path's estimate in PSNs, smoothed and shortest round trip in us, DCQCN's rate;
+# nothing on C rxe.
 qp_bytes() {
 	timeout 10 rdma -dd res show qp link "$CD/1" 2>/dev/null | awk -v bw="$BW" '$0 ~ bw {
-		q = b = ""
-		for (i = 1; i < NF; i++) {
-			if ($i == "lqpn") q = $(i + 1)
-			if ($i == "drv_tx_bytes") b = $(i + 1)
-		}
-		if (q != "" && b != "") print q, b }'
+		delete v
+		for (i = 1; i < NF; i++)
+			v[$i] = $(i + 1)
+		if (v["lqpn"] != "" && v["drv_tx_bytes"] != "")
+			print v["lqpn"], v["drv_tx_bytes"], v["drv_cc_cap_psns"] + 0,
+				v["drv_cc_path_psns"] + 0, v["drv_rtt_smoothed_us"] + 0,
+				v["drv_rtt_min_us"] + 0, v["drv_cc_rate_kbps"] + 0 }'
+}
+
+# shares A B: each QP's share of the bytes between samples A and B, with its state at B.
+shares() {
+	awk 'NR == FNR { a[$1] = $2; next } ($1 in a) { x[$1] = $2 - a[$1]; s += x[$1]; r[$1] = $0 }
+		END { for (q in x) { split(r[q], f, " ")
+			printf "QP %s %.0f %%, cap %s path %s, srtt %s us min %s us, %s kb/s; ", q,
+				s ? 100 * x[q] / s : 0, f[3], f[4], f[5], f[6], f[7] } }' "$1" "$2"
 }
 
 # jain A B: Jain's fairness index of the QPs' bytes between samples A and B (files of
@@ -260,6 +271,8 @@ flows() {
 		printf "link %.3f of the rate over %.1f s, guest CPUs %.0f %% user, %.0f %% kernel", \
 			($7 - $2) * 8 / (s * mbit * 1e6), s, 100 * ($8 - $3) / t, 100 * ($9 - $4) / t }'),\
  backlog ${q0:-?} B before, ${q1:-?} B after" >&2
+	[ -s "$OUT/$mode$n.qb" ] && diag "$mode$n QPs: $(shares "$OUT/$mode$n.qa" "$OUT/$mode$n.qb" |
+		fold -s -w 150 | sed '2,$s/^/#   /')" >&2
 	diag "$mode$n senders: $(delta "$OUT/$mode$n.c0" "$OUT/$mode$n.c1" | fold -s -w 150 |
 		sed '2,$s/^/#   /')" >&2
 	port=$((port + 2))

@@ -90,8 +90,7 @@ pub(super) fn next_packet(
     });
     // A probe asks for its answer (selective recovery), and so does the last packet a paced
     // QP's in-flight cap lets go.
-    let asks = st.probe == Some(st.psn)
-        || (now.is_some() && congestion::fills_window(st, super::MAX_UNACKED_PSNS));
+    let asks = st.probe == Some(st.psn) || (now.is_some() && congestion::fills_window(st));
     let ack_req = snap.qp_type == QpType::Rc
         && (paced_due || asks || seq::ack_due(since_ackreq, last, seq::MAX_PKT_PER_ACK));
     let (dest_qpn, av) = destination(qp, snap, &w)?;
