@@ -25,9 +25,12 @@ use crate::{
     kernel_ext::DebugfsU32s,
     limits,
     mcast::McastTable,
-    proto::dcqcn::{
-        CcParam,
-        CcParams, //
+    proto::{
+        dcqcn::{
+            CcParam,
+            CcParams, //
+        },
+        path_rtt,
     },
     table::SparseTable,
     verbs::ah::AhEntry,
@@ -89,6 +92,8 @@ pub(crate) struct RrxeDevice {
     /// Congestion control settings (`Documentation/congestion.rst`), in
     /// `/sys/kernel/debug/rrxe/DEV/cc_params` as mlx5 has them.
     cc: DebugfsU32s<{ CcParam::COUNT }>,
+    /// The shortest round trip its RC QPs measured to each destination ([`path_rtt`]).
+    path_rtt: [Atomic<u64>; path_rtt::SLOTS],
 }
 
 impl RrxeDevice {
@@ -135,6 +140,7 @@ impl RrxeDevice {
             tunnels,
             ndev,
             cc: cc?,
+            path_rtt: core::array::from_fn(|_| Atomic::new(0)),
         }? Error)
     }
 
@@ -282,6 +288,26 @@ impl RrxeDevice {
     /// The congestion control settings of the moment, each within its range.
     pub(crate) fn cc_params(&self) -> CcParams {
         CcParams::clamped(|i| self.cc.get(i))
+    }
+
+    /// The shortest round trip the device's QPs measured to `dgid`, if it is known.
+    pub(crate) fn path_min_rtt_ns(&self, dgid: &[u8; 16]) -> Option<u64> {
+        let (slot, tag) = path_rtt::slot_and_tag(dgid);
+        path_rtt::unpack(self.path_rtt[slot].load(Relaxed), tag)
+    }
+
+    /// A QP measured `min_ns` as the shortest round trip to `dgid`: kept if it is shorter than
+    /// what the device knew. A lost race with another QP tries again with what that one wrote.
+    pub(crate) fn path_rtt_sampled(&self, dgid: &[u8; 16], min_ns: u64) {
+        let (slot, tag) = path_rtt::slot_and_tag(dgid);
+        let word = &self.path_rtt[slot];
+        let mut old = word.load(Relaxed);
+        while let Some(new) = path_rtt::merged(old, tag, min_ns) {
+            match word.cmpxchg(old, new, Relaxed) {
+                Ok(_) => return,
+                Err(now) => old = now,
+            }
+        }
     }
 
     /// Adds one to counter `c`.

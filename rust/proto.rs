@@ -38,6 +38,8 @@ pub(crate) mod mad;
 pub(crate) mod opcode;
 #[path = "proto/packet.rs"]
 pub(crate) mod packet;
+#[path = "proto/path_rtt.rs"]
+pub(crate) mod path_rtt;
 #[path = "proto/psn.rs"]
 pub(crate) mod psn;
 #[path = "proto/qp_attr.rs"]

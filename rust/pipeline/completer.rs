@@ -238,6 +238,21 @@ fn window_of(st: &SendState) -> SendWindow {
     SendWindow::new(st.comp_psn, st.sent_to)
 }
 
+/// An ACK through `through` may end the running round-trip sample; the shortest round trip
+/// then is shared with the device's other QPs to the same destination
+/// ([`crate::proto::path_rtt`]).
+fn sample_rtt(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState, through: Psn) {
+    let dev = qp.device();
+    let dgid = &snap.av.dgid;
+    if let Some(min) = st.rtt.acked(
+        through,
+        crate::kernel_ext::now_ns(),
+        dev.path_min_rtt_ns(dgid),
+    ) {
+        dev.path_rtt_sampled(dgid, min);
+    }
+}
+
 /// Handles a response packet for `qp`'s requests: an ACK or NAK ([`on_ack`]), or a READ
 /// response or atomic ACK ([`answer::on_answer`]). A UC QP gets none. Every answer is classified
 /// against the send window before it changes anything: one for a PSN never sent (forged, or
@@ -262,7 +277,7 @@ pub(crate) fn on_response(
         AnswerPsn::Unsent => return CompOutcome::drop(DropReason::ResponseUnsent),
     };
     match h.info.kind {
-        OpKind::Ack => on_ack(qp, st, h, psn),
+        OpKind::Ack => on_ack(qp, snap, st, h, psn),
         OpKind::ReadResponse | OpKind::AtomicAck => {
             answer::on_answer(qp, snap, st, h, psn, payload)
         }
@@ -275,6 +290,7 @@ pub(crate) fn on_response(
 /// there (an RNR retry); any other NAK fails the request it names and the QP ([`fail_at`]).
 fn on_ack(
     qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
     mut st: SendGuard<'_>,
     h: &ParsedHeaders,
     psn: Outstanding,
@@ -288,7 +304,7 @@ fn on_ack(
             let alone = st.alone_out();
             probe::learn(&mut st, last_acked.psn());
             if st.rtt.sampling() {
-                st.rtt.acked(last_acked.psn(), crate::kernel_ext::now_ns());
+                sample_rtt(qp, snap, &mut st, last_acked.psn());
             }
             // An unanswered READ before what this acknowledges lost responses: asked for
             // again, selectively when it can be, else from there on.

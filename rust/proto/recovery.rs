@@ -100,17 +100,25 @@ impl Rtt {
         self.sample.is_some()
     }
 
-    /// An ACK through `through` arrived at `now`: ends the sample if it covers the timed packet.
-    pub(crate) fn acked(&mut self, through: Psn, now: u64) {
-        let Some((psn, sent, unacked)) = self.sample else {
-            return;
-        };
+    /// An ACK through `through` arrived at `now`: ends the sample if it covers the timed packet,
+    /// and returns the shortest round trip known then. `path_min_ns` is the shortest that other
+    /// QPs on the same path measured ([`super::path_rtt`]): QPs that share a bottleneck then
+    /// estimate the same path, whenever each started (one that started behind a queue never
+    /// sees the path's own round trip, and kept more in flight than those that did).
+    pub(crate) fn acked(
+        &mut self,
+        through: Psn,
+        now: u64,
+        path_min_ns: Option<u64>,
+    ) -> Option<u64> {
+        let (psn, sent, unacked) = self.sample?;
         if cmp_psn(through, psn) == Ordering::Less {
-            return;
+            return None;
         }
         self.sample = None;
         let rtt = now.saturating_sub(sent);
-        let min = self.min_ns.map_or(rtt, |m| m.min(rtt));
+        let own = self.min_ns.map_or(rtt, |m| m.min(rtt));
+        let min = path_min_ns.map_or(own, |p| p.min(own));
         self.min_ns = Some(min);
         // Delivered during the sample: at its rate, the shortest round trip carries this much.
         let delivered = u64::from(through.next().distance_from(unacked));
@@ -125,6 +133,7 @@ impl Rtt {
         };
         self.srtt_ns = Some(srtt);
         self.rttvar_ns = rttvar;
+        Some(min)
     }
 
     /// Packets go again (a rewind): the running sample could be answered by either copy.

@@ -42,6 +42,8 @@ mod tests_opcode;
 #[cfg(test)]
 mod tests_packet;
 #[cfg(test)]
+mod tests_path_rtt;
+#[cfg(test)]
 mod tests_psn;
 #[cfg(test)]
 mod tests_qp_attr;

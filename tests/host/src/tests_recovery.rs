@@ -73,19 +73,19 @@ fn the_rtt_is_sampled_once_at_a_time_and_smoothed() {
     r.sending(Psn::new(20), 2_000, Psn::new(10));
     assert!(r.sampling());
     // An ACK before the timed packet ends nothing.
-    r.acked(Psn::new(9), 5_000);
+    r.acked(Psn::new(9), 5_000, None);
     assert!(r.sampling());
-    r.acked(Psn::new(12), 801_000);
+    r.acked(Psn::new(12), 801_000, None);
     assert_eq!(r.srtt_ns(), Some(800_000));
     assert!(!r.sampling());
     r.sending(Psn::new(30), 1_000_000, Psn::new(13));
-    r.acked(Psn::new(30), 2_600_000);
+    r.acked(Psn::new(30), 2_600_000, None);
     // 7/8 of 800 us and 1/8 of 1600 us.
     assert_eq!(r.srtt_ns(), Some(900_000));
     // A rewind drops the running sample (Karn).
     r.sending(Psn::new(40), 3_000_000, Psn::new(31));
     r.cancel();
-    r.acked(Psn::new(40), 9_000_000);
+    r.acked(Psn::new(40), 9_000_000, None);
     assert_eq!(r.srtt_ns(), Some(900_000));
 }
 
@@ -95,16 +95,16 @@ fn the_path_holds_the_delivery_rate_over_the_shortest_round_trip() {
     assert_eq!(r.path_psns(), None);
     // 20 PSNs (100..=119) acknowledged in 1 ms, the shortest round trip yet: 20.
     r.sending(Psn::new(119), 0, Psn::new(100));
-    r.acked(Psn::new(119), 1_000_000);
+    r.acked(Psn::new(119), 1_000_000, None);
     assert_eq!(r.path_psns(), Some(20));
     // 40 PSNs in 4 ms: a queue built; at that rate the shortest round trip carries 10.
     r.sending(Psn::new(159), 10_000_000, Psn::new(120));
-    r.acked(Psn::new(159), 14_000_000);
+    r.acked(Psn::new(159), 14_000_000, None);
     assert_eq!(r.path_psns(), Some(10));
     // Across the wrap.
     let mut r = Rtt::default();
     r.sending(Psn::new(3), 0, Psn::new(0xff_fffc));
-    r.acked(Psn::new(3), 500_000);
+    r.acked(Psn::new(3), 500_000, None);
     assert_eq!(r.path_psns(), Some(8));
 }
 
@@ -114,18 +114,18 @@ fn an_answer_is_late_after_twice_the_rtt_or_more_when_it_varies() {
     assert_eq!(r.answer_wait_ns(), None);
     // The first sample: 1 ms, varying by half of it: 1 + 4 * 0.5 ms.
     r.sending(Psn::new(1), 0, Psn::new(1));
-    r.acked(Psn::new(1), 1_000_000);
+    r.acked(Psn::new(1), 1_000_000, None);
     assert_eq!(r.answer_wait_ns(), Some(3_000_000));
     // Steady samples: the variation decays to nothing and twice the RTT is left.
     for i in 0..40u32 {
         let t = u64::from(i + 1) * 10_000_000;
         r.sending(Psn::new(2 + i), t, Psn::new(2 + i));
-        r.acked(Psn::new(2 + i), t + 1_000_000);
+        r.acked(Psn::new(2 + i), t + 1_000_000, None);
     }
     assert_eq!(r.answer_wait_ns(), Some(2_000_000));
     // A sample of 9 ms (a queue built): 2 ms of variation, the wait 2 + 8 ms.
     r.sending(Psn::new(100), 1_000_000_000, Psn::new(100));
-    r.acked(Psn::new(100), 1_009_000_000);
+    r.acked(Psn::new(100), 1_009_000_000, None);
     assert_eq!(r.srtt_ns(), Some(2_000_000));
     // (What is left of the variation rounds to a few ns.)
     let w = r.answer_wait_ns().unwrap_or(0);
