@@ -11,8 +11,9 @@
 # drops instead), for N in BNECK_FLOWS (default "1 2 4"), with an ib_write_lat probe (64 B)
 # beside them. Each run prints the
 # bottleneck's packets, drops and marks, the goodput and utilisation (the flows' sum over the
-# rate) and the probe's p99; congestion control must at least double the goodput and
-# halve the share of packets dropped (BNECK_STRICT=0 only reports; see judge for the goals
+# rate), the probe's p99, and over the middle of the run the link's own utilisation and each
+# QP's share; congestion control must carry 1.5 times the goodput, halve the share of packets
+# dropped and share the link fairly (BNECK_STRICT=0 only reports; see judge for the goals
 # reported). C rxe has no congestion control: it runs the "off" rows as the baseline.
 . "$(dirname "$0")/lib.sh"
 RNS=rrbnr DNS=rrbnd
@@ -297,17 +298,22 @@ run() {
 	ROW[$mode,$n]="$pkts $drops $util $p99 $fair"
 }
 
-# judge N: congestion control against none. Judged: it must carry at least twice the goodput
-# and drop at most half the share of packets. Reported against issue #35's goals (drops under
-# 1 %, utilisation 0.9, the probe's p99 at most half, Jain fairness of the flows' per-QP bytes
-# 0.9): not all met in a TCG guest (Documentation/congestion.rst, "Measured").
+# judge N: congestion control against none. Judged: it must carry at least 1.5 times the
+# goodput, drop at most half the share of packets, and share the link with a Jain index of at
+# least 0.8. Without it the flows collapse to 0.15-0.49 of the link (twice was the rule while
+# the rate limit's bucket lost the rate: 0.01-0.21), with it they keep 0.9-0.95: 1.5 leaves
+# room for the spread of a TCG guest. Reported against issue #35's goals (drops under 1 %,
+# utilisation 0.9, the probe's p99 at most half, Jain fairness of the flows' per-QP bytes 0.9;
+# Documentation/congestion.rst, "Measured").
 verdicts=()
 judge() {
 	local n=$1 c o
 	read -r -a c <<<"${ROW[cc,$n]}"
 	read -r -a o <<<"${ROW[off,$n]}"
-	awk -v cu="${c[2]}" -v ou="${o[2]}" 'BEGIN { exit !(cu > 0 && cu >= 2 * ou) }' ||
-		verdicts+=("$n flow(s): utilisation ${c[2]} with, ${o[2]} without (not twice)")
+	awk -v cu="${c[2]}" -v ou="${o[2]}" 'BEGIN { exit !(cu > 0 && cu >= 1.5 * ou) }' ||
+		verdicts+=("$n flow(s): utilisation ${c[2]} with, ${o[2]} without (not 1.5 times)")
+	awk -v j="${c[4]}" 'BEGIN { exit !(j == "-" || j >= 0.8) }' ||
+		verdicts+=("$n flow(s): Jain fairness ${c[4]} with congestion control (under 0.8)")
 	awk -v cp="${c[0]}" -v cd="${c[1]}" -v op="${o[0]}" -v od="${o[1]}" \
 		'BEGIN { exit !(cp > 0 && op > 0 && cd / cp <= 0.5 * od / op) }' ||
 		verdicts+=("$n flow(s): ${c[1]} of ${c[0]} packets dropped with, ${o[1]} of ${o[0]} without")
