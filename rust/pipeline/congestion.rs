@@ -34,7 +34,7 @@ use crate::{
             QpState,
             QpType, //
         },
-        rate,
+        rate, window,
     },
     sync::ObjRef,
 };
@@ -114,7 +114,7 @@ pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, snap: &Snapshot, now: u64) -> bool 
 /// How many PSNs an RC QP that DCQCN limits may have unacknowledged: its path's estimate and
 /// a floor ([`dcqcn::in_flight_cap`]), at most the requester's own window.
 pub(super) fn in_flight_cap(st: &SendState) -> u32 {
-    dcqcn::in_flight_cap(st.rtt.path_psns(), super::requester::MAX_UNACKED_PSNS)
+    dcqcn::in_flight_cap(st.rtt.path_psns(), window::MAX_UNACKED_PSNS)
 }
 
 /// Whether an RC QP that DCQCN limits has as many PSNs unacknowledged as the path allows

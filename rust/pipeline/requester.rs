@@ -36,7 +36,7 @@ use crate::{
             QpState,
             QpType, //
         },
-        seq,
+        seq, window,
         wqe::{
             SendFlags,
             SendWqe,
@@ -47,12 +47,6 @@ use crate::{
     },
 };
 use core::cmp::Ordering;
-
-/// The unacknowledged PSNs past which an RC requester starts no new WQE. A WQE may start at
-/// the window's edge, so a READ whose responses take the whole window (128 KiB at path MTU
-/// 1024, NVMe-oF's I/O size) can have a second one behind it while its data streams back, as
-/// with C rxe; with one at a time the responder idles a round trip per READ.
-pub(super) const MAX_UNACKED_PSNS: u32 = 128;
 
 /// The outcome of a requester pass.
 pub(crate) struct ReqOutcome {
@@ -350,7 +344,7 @@ fn copy_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Result
 }
 
 /// Whether an RC WQE may start: a READ or atomic needs a free read credit (the peer's
-/// `max_rd_atomic`), and no WQE starts past [`MAX_UNACKED_PSNS`] unacknowledged PSNs unless
+/// `max_rd_atomic`), and no WQE starts past [`window::MAX_UNACKED_PSNS`] unacknowledged PSNs unless
 /// it is the only one.
 fn has_room(snap: &Snapshot, st: &SendState, reads: bool) -> bool {
     if snap.qp_type != QpType::Rc {
@@ -359,7 +353,7 @@ fn has_room(snap: &Snapshot, st: &SendState, reads: bool) -> bool {
     if reads && st.rd_outstanding >= u32::from(snap.max_rd_atomic.max(1)) {
         return false;
     }
-    st.count == 0 || st.psn.distance_from(st.comp_psn) <= MAX_UNACKED_PSNS
+    st.count == 0 || st.psn.distance_from(st.comp_psn) <= window::MAX_UNACKED_PSNS
 }
 
 /// The packets of `w` (taking `psns` PSNs from `track.first_psn`) not to send again, and the

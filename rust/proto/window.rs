@@ -20,6 +20,12 @@ use super::psn::{
     Psn, //
 };
 
+/// The unacknowledged PSNs past which an RC requester starts no new WQE. A WQE may start at
+/// the window's edge, so a READ whose responses take the whole window (128 KiB at path MTU
+/// 1024, NVMe-oF's I/O size) can have a second one behind it while its data streams back, as
+/// with C rxe; with one at a time the responder idles a round trip per READ.
+pub(crate) const MAX_UNACKED_PSNS: u32 = 128;
+
 /// The PSNs sent and not yet acknowledged: `[oldest_unacked, sent_to)`, wrapping modulo 2^24.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SendWindow {
