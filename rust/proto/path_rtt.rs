@@ -17,8 +17,10 @@
 //! destination's value or another's tag, never a mix. Two destinations in one slot take it in
 //! turns: each then knows less, never a wrong value, since a word whose tag is not the
 //! reader's says nothing. Entries do not age: a path whose round trip grows for good keeps
-//! the shorter one, which makes its QPs' caps smaller, never larger than the floor and the
-//! path's delivery over the queue's round trip.
+//! the shorter one, which makes its QPs' caps smaller, never below the floor. An off-path
+//! sender that forges an ACK for an outstanding PSN can end a sample early and so shorten the
+//! path's round trip for every QP to that destination: their caps go to the floor (32 PSNs),
+//! never below it.
 
 /// Destinations the device remembers at once.
 pub(crate) const SLOTS: usize = 64;
