@@ -24,7 +24,7 @@ FAMILY_TITLES = {
     "veth1500": "two namespaces over a veth, MTU 1500 (RoCE path MTU 1024)",
     "veth9000": "two namespaces over a veth, MTU 9000 (RoCE path MTU 4096)",
     "wire": "two VMs over a QEMU socket wire, MTU 1500 (RoCE path MTU 1024)",
-    "congestion": "the veth of MTU 1500 under netem loss both ways (goodput by loss)",
+    "congestion": "netem loss both ways (goodput by loss); a 60 Mbit/s bottleneck (bneck_qN)",
 }
 
 
@@ -48,7 +48,7 @@ class Family:
     """The rows of one family: groups (name, size label, [median], [min], [max]) per panel."""
 
     def __init__(self):
-        self.bw, self.rate, self.lat, self.nvme = [], [], {}, {}
+        self.bw, self.rate, self.lat, self.nvme, self.drops = [], [], {}, {}, []
         self.limits = []  # (name, {driver: value})
 
 
@@ -87,6 +87,8 @@ def load(path):
             fam.rate.append(group(w, r))
         elif unit in ("MB/s", "IOPS"):
             fam.nvme.setdefault(unit, []).append(group(w, r))
+        elif unit == "%":
+            fam.drops.append(group(w, r))
         elif unit in ("s", "KiB/QP"):
             continue  # the scale rows: in the table only
         else:
@@ -105,7 +107,7 @@ def limit_note(fam):
 
 def panels_of(fam):
     """Rows of panels: [(groups, title, subtitle)], the bandwidth alone on the first row, rate
-    and latency on the second, NVMe-oF on the third."""
+    and latency on the second, NVMe-oF and the bottleneck's drops on the third."""
     top = [(fam.bw, "bandwidth Gb/s (higher is better)", limit_note(fam))]
     low = [(fam.rate, "message rate Mpps (higher is better)", "16 work requests per post")]
     for stat, what in (("p50", "latency p50 usec (t_typical)"), ("p99", "latency p99 usec"),
@@ -114,6 +116,7 @@ def panels_of(fam):
             low.append((fam.lat[stat], what, "lower is better"))
     nvme = [(fam.nvme.get(u, []), "NVMe-oF %s (higher is better)" % u,
              "fio on nvme-rdma, null_blk target") for u in ("MB/s", "IOPS")]
+    nvme.append((fam.drops, "packets dropped % (lower is better)", "at the bottleneck"))
     rows = [[p for p in r if p[0]] for r in (top, low, nvme)]
     return [r for r in rows if r]
 

@@ -91,6 +91,7 @@ write_csv() {
 					[[ $w =~ $rows_re ]] && csv_line "$fam" "$w" "$scale_qps" "$unit" scale
 				done
 			fi
+			[ "$fam" != congestion ] || bneck_csv
 			if [ "$fam" = loop ]; then
 				csv_line "$fam" limit_copy_to_user 4096 Gb/s limit
 				csv_line "$fam" limit_copy_to_user 65536 Gb/s limit

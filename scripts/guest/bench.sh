@@ -17,7 +17,9 @@
 #             and perftest's TCP exchange) crosses the veth;
 #   veth9000  the same with MTU 9000 (path MTU 4096);
 #   congestion  the veth of MTU 1500 with netem loss on both ends (bench-perf.sh, @loss=):
-#             random loss of 0.1 to 5 % and bursts, the goodput that recovery keeps.
+#             random loss of 0.1 to 5 % and bursts, the goodput that recovery keeps; and a
+#             60 Mbit/s RED bottleneck that marks (bench-bneck.sh: tests/selftests/bottleneck.sh
+#             in namespaces of its own), one, two and four WRITE flows.
 # Or, alone, in guest b of the two guests of scripts/bench's wire phase:
 #   wire      two guests (one vCPU each) joined by a QEMU socket netdev, MTU 1500 (path MTU
 #             1024); the servers on guest a, run there through its agent over the wire itself
@@ -127,6 +129,8 @@ SRV_NS=() CLI_NS=() SRV_DEV='' CLI_DEV='' SRV_GID='' CLI_GID='' SRV_ADDR=''
 . "$(dirname "$0")/bench-nvme.sh"
 # shellcheck source-path=SCRIPTDIR source=bench-scale.sh
 . "$(dirname "$0")/bench-scale.sh"
+# shellcheck source-path=SCRIPTDIR source=bench-bneck.sh
+. "$(dirname "$0")/bench-bneck.sh"
 # shellcheck source-path=SCRIPTDIR source=bench-csv.sh
 . "$(dirname "$0")/bench-csv.sh"
 # shellcheck source-path=SCRIPTDIR source=bench-wire.sh
@@ -274,6 +278,7 @@ phase() {
 			if [ "$fam" = loop ] && [ "$scale_qps" -gt 0 ] && [ "$RUN" -le 3 ]; then
 				scale_rows
 			fi
+			[ "$fam" != congestion ] || [ "$RUN" -gt 3 ] || bneck_rows "$2"
 		fi
 		fam_leave
 		say "$DRV $fam: round $RUN done in $((SECONDS - t1)) s"
