@@ -23,6 +23,7 @@
 # both directions, and the target's port off, rdma link delete and nvme disconnect on the host
 # (--faults=LIST) with the host on side a; INTEROP_FAULTS=2 netem loss before those, and those
 # in both directions too (INTEROP_NVMEOF_FAULTS=LIST: any of loss,port,unlink,disconnect);
+# INTEROP_LOSS=P: netem loss of P % on both sides' NICs for every case;
 # INTEROP_ONLY=REGEX runs only the cases whose tool and arguments match (INTEROP_SERVER=a or b:
 # only those served from that side); INTEROP_TRACE=1 records
 # the ib_cma, rdma_cma, ib_mad (and rrxe) trace events in OUTDIR/SIDE.trace.
@@ -121,6 +122,9 @@ ip addr add "$ME/24" dev "$NIC" || die "ip addr add $ME/24 dev $NIC"
 modprobe ib_uverbs || die "modprobe ib_uverbs"
 if [ "$MOD" = rdma_rxe ]; then
 	modprobe rdma_rxe || die "modprobe rdma_rxe"
+elif [ -n "${INTEROP_RRXE_ARGS:-}" ]; then
+	# shellcheck disable=SC2086 # the parameters are words
+	modprobe rrxe $INTEROP_RRXE_ARGS || die "modprobe rrxe $INTEROP_RRXE_ARGS"
 fi
 timeout 30 rdma link add "$DEV" type "$TYPE" netdev "$NIC" || die "rdma link add $DEV type $TYPE"
 port_active() { grep -q ACTIVE "/sys/class/infiniband/$DEV/ports/1/state"; }
@@ -274,6 +278,14 @@ else
 	send 18990 hello 300 || { log "could not say hello to the peer"; peer_dead=1; }
 fi
 log "peer $([ $peer_dead = 1 ] && echo "not reachable" || echo ready) after $SECONDS s"
+# INTEROP_LOSS=P: netem drops P % of what each side sends, for every case (the goodput that
+# recovery keeps between the two drivers; the cases' own control messages are TCP).
+loss_on() {
+	[ -n "${INTEROP_LOSS:-}" ] || return 0
+	tc qdisc replace dev "$NIC" root netem loss "$INTEROP_LOSS%" ||
+		log "netem loss $INTEROP_LOSS % on $NIC refused"
+}
+loss_on
 
 while read -r k srv tmo gopt tool args; do
 	port=$((19000 + 10 * k))
@@ -285,10 +297,11 @@ while read -r k srv tmo gopt tool args; do
 	fi
 	stats "$k"
 	# A case that failed half-way may leave netem on the wire (--faults=loss): not for the next.
-	if tc qdisc show dev "$NIC" 2>/dev/null | grep -q netem; then
+	if [ -z "${INTEROP_LOSS:-}" ] && tc qdisc show dev "$NIC" 2>/dev/null | grep -q netem; then
 		log "case $k left netem on $NIC: removed"
 		tc qdisc del dev "$NIC" root
 	fi
+	loss_on
 done < <(plan)
 
 kill $MODSYMS 2>/dev/null
