@@ -34,7 +34,8 @@ use crate::{
             QpState,
             QpType, //
         },
-        rate, window,
+        rate,
+        window, //
     },
     sync::ObjRef,
 };
