@@ -114,7 +114,8 @@ cidx=$(gid_index "$CD" "$(v4_gid $CLI)")
 sidx=$(gid_index "$SD" "$(v4_gid $SRV)")
 cc() { echo "/sys/kernel/debug/rrxe/$1/cc_params/$2"; }
 
-# qstat FIELD: the bottleneck queue's counter (sent packets, dropped, ecn_mark).
+# qstat FIELD: the bottleneck queue's counter (sent packets, dropped, ecn_mark) or its
+# backlog in bytes.
 qstat() {
 	ip netns exec $RNS tc -s qdisc show dev $DRIF | awk -v f="$1" '
 		/qdisc (fq_codel|red)/ { q = 1 }
@@ -122,7 +123,11 @@ qstat() {
 		q && f == "dropped" && /Sent/ { gsub(",", "", $7); print $7; exit }
 		q && f == "ecn_mark" {
 			for (i = 1; i < NF; i++) if ($i == "ecn_mark" || $i == "marked") { print $(i + 1); exit }
-		}'
+		}
+		q && f == "backlog" && /backlog/ {
+			v = $2; sub("b$", "", v); m = 1
+			if (v ~ /K$/) m = 1024; else if (v ~ /M$/) m = 1048576
+			sub("[KM]$", "", v); print v * m; exit }'
 }
 
 # qdetail: the bottleneck queue's own counters as NAME VALUE lines: RED's marked, early
@@ -166,16 +171,6 @@ mid() {
 			u = $2 + $3; k = $4 + $7 + $8 }
 		END { printf "%s %.0f %.0f %.0f %.0f\n", s, b, u, k, t }' /proc/uptime \
 		"/proc/$rpid/net/dev" /proc/stat
-}
-
-# backlog: the bottleneck queue's backlog in bytes.
-backlog() {
-	ip netns exec $RNS tc -s qdisc show dev $DRIF | awk '
-		/qdisc (fq_codel|red)/ { q = 1 }
-		q && /backlog/ {
-			v = $2; sub("b$", "", v); m = 1
-			if (v ~ /K$/) m = 1024; else if (v ~ /M$/) m = 1048576
-			sub("[KM]$", "", v); print v * m; exit }'
 }
 
 # qp_bytes: "LQPN BYTES CAP PATH SRTT MIN KBPS" for each QP of the flows ($BW's on the
@@ -251,7 +246,7 @@ flows() {
 		[ "$(wc -l <"$OUT/$mode$n.qa")" -ge "$n" ] && break
 		sleep 0.5
 	done
-	q0=$(backlog)
+	q0=$(qstat backlog)
 	mid >"$OUT/$mode$n.ma"
 	# The second sample a second before the flows end, however long the first took (rdma
 	# answers slowly beside four busy QPs: a fixed sleep after it sampled QPs already gone).
@@ -260,7 +255,7 @@ flows() {
 	sleep "$(awk -v ms="$left" 'BEGIN { print ms / 1000 }')"
 	mid >"$OUT/$mode$n.mb"
 	qp_bytes >"$OUT/$mode$n.qb"
-	q1=$(backlog)
+	q1=$(qstat backlog)
 	wait "${pids[@]}"
 	wait "${srvs[@]}" 2>/dev/null
 	srvs=()
