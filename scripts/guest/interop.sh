@@ -191,6 +191,16 @@ result() {
 # How long one side waits for the other: one case at most (the boot is waited for below).
 window() { echo 150; }
 
+# watch_qps TMO FILE: shortly before a tool's timeout kills it, what its QPs looked like (the
+# tool's own output is line-buffered through stdbuf, so what it printed survives the kill).
+watch_qps() {
+	sleep $(($1 > 5 ? $1 - 3 : 1))
+	{
+		echo "# rdma res show qp -dd, 3 s before the timeout"
+		timeout 5 rdma res show qp -dd
+	} >"$2.qp" 2>&1
+}
+
 run_server() {
 	local k=$1 tmo=$2 gopt=$3 port=$4 tool=$5 pid rc t0 msg end
 	shift 5
@@ -204,7 +214,10 @@ run_server() {
 	# The client's "done" arrives here; listen before anything can be sent.
 	recv $ctl $((tmo + $(window "$k"))) >"$f.done" &
 	local rpid=$!
-	timeout -k 10 "$tmo" "$tool" -d "$DEV" "$gopt" "$GIDX" -p "$port" "$@" >"$f.srv" 2>&1 &
+	watch_qps "$tmo" "$f.srv" &
+	local wpid=$!
+	timeout -k 10 "$tmo" stdbuf -oL "$tool" -d "$DEV" "$gopt" "$GIDX" -p "$port" "$@" \
+		>"$f.srv" 2>&1 &
 	pid=$!
 	if ! wait_for 15 listening "$port"; then
 		kill $pid 2>/dev/null
@@ -233,8 +246,8 @@ run_server() {
 	done
 	wait $pid
 	rc=$?
-	kill $rpid 2>/dev/null
-	wait $rpid 2>/dev/null
+	kill $rpid $wpid 2>/dev/null
+	wait $rpid $wpid 2>/dev/null
 	msg=$(cat "$f.done" 2>/dev/null)
 	[ -n "$msg" ] && log "case $k: client reported: $msg"
 	result "$k" server "$rc" $((SECONDS - t0))
@@ -263,8 +276,13 @@ run_client() {
 		return
 		;;
 	esac
-	timeout -k 10 "$tmo" "$tool" -d "$DEV" "$gopt" "$GIDX" -p "$port" "$@" "$PEER" >"$f.cli" 2>&1
+	watch_qps "$tmo" "$f.cli" &
+	local wpid=$!
+	timeout -k 10 "$tmo" stdbuf -oL "$tool" -d "$DEV" "$gopt" "$GIDX" -p "$port" "$@" "$PEER" \
+		>"$f.cli" 2>&1
 	rc=$?
+	kill $wpid 2>/dev/null
+	wait $wpid 2>/dev/null
 	send $ctl "done $k $rc" 10 || log "case $k: could not tell the server"
 	result "$k" client "$rc" $((SECONDS - t0))
 }
