@@ -22,8 +22,8 @@
 # and link flaps on the host's side during verified I/O: scripts/guest/nvmeof-host --faults) in
 # both directions, and the target's port off, rdma link delete and nvme disconnect on the host
 # (--faults=LIST) with the host on side a; INTEROP_FAULTS=2 netem loss before those, and those
-# in both directions too (INTEROP_NVMEOF_FAULTS=LIST: any of loss,port,unlink,disconnect);
-# INTEROP_LOSS=P: netem loss of P % on both sides' NICs for every case;
+# in both directions too (INTEROP_NVMEOF_FAULTS=LIST: any of loss,port,unlink,disconnect,bneck);
+# INTEROP_LOSS=P: netem loss of P % (burst: in bursts) on both sides' NICs for every case;
 # INTEROP_ONLY=REGEX runs only the cases whose tool and arguments match (INTEROP_SERVER=a or b:
 # only those served from that side); INTEROP_TRACE=1 records
 # the ib_cma, rdma_cma, ib_mad (and rrxe) trace events in OUTDIR/SIDE.trace.
@@ -296,12 +296,16 @@ else
 	send 18990 hello 300 || { log "could not say hello to the peer"; peer_dead=1; }
 fi
 log "peer $([ $peer_dead = 1 ] && echo "not reachable" || echo ready) after $SECONDS s"
-# INTEROP_LOSS=P: netem drops P % of what each side sends, for every case (the goodput that
-# recovery keeps between the two drivers; the cases' own control messages are TCP).
+# INTEROP_LOSS=P: netem drops P % of what each side sends (P=burst: in bursts), for every case
+# (the goodput that recovery keeps between the two drivers; the cases' own control messages are
+# TCP).
 loss_on() {
+	local how="loss $INTEROP_LOSS%"
 	[ -n "${INTEROP_LOSS:-}" ] || return 0
-	tc qdisc replace dev "$NIC" root netem loss "$INTEROP_LOSS%" ||
-		log "netem loss $INTEROP_LOSS % on $NIC refused"
+	# "burst": Gilbert-Elliott bursts, as make bench's loss rows (bench-perf.sh).
+	[ "$INTEROP_LOSS" = burst ] && how='loss gemodel 0.5% 20% 70% 0.1%'
+	# shellcheck disable=SC2086
+	tc qdisc replace dev "$NIC" root netem $how || log "netem $how on $NIC refused"
 }
 loss_on
 
