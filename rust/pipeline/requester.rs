@@ -36,14 +36,16 @@ use crate::{
             QpState,
             QpType, //
         },
-        seq, window,
+        seq,
+        window,
         wqe::{
             SendFlags,
             SendWqe,
             WrDetail,
             WrOpcode, //
         },
-        wqe_encode, wqe_parse,
+        wqe_encode,
+        wqe_parse, //
     },
 };
 use core::cmp::Ordering;
