@@ -8,13 +8,10 @@
 //! opcode it does not know.
 
 use super::{
-    hdr::{
-        Bth,
-        DEFAULT_PKEY, //
-    },
+    hdr::Bth,
     opcode::Opcode,
     psn::Psn,
-    Error,
+    Error, //
 };
 
 /// The CNP opcode: the CNP transport service (0x80) with operation 1.
@@ -29,16 +26,8 @@ pub(crate) const CNP_LEN: usize = Bth::LEN + CNP_RESERVED;
 /// The BTH of a CNP to QP `dest_qpn`.
 pub(crate) const fn cnp_bth(dest_qpn: u32) -> Bth {
     Bth {
-        opcode: CNP_OPCODE,
-        solicited: false,
-        mig_req: false,
-        pad: 0,
-        pkey: DEFAULT_PKEY,
-        fecn: false,
         becn: true,
-        dest_qpn,
-        ack_req: false,
-        psn: Psn::new(0),
+        ..Bth::plain(CNP_OPCODE, dest_qpn, Psn::new(0))
     }
 }
 

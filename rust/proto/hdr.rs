@@ -124,6 +124,23 @@ impl Bth {
     /// Bit of the fourth word that holds the acknowledge request flag.
     const ACK_REQ_BIT: u32 = 0x8000_0000;
 
+    /// A BTH of `opcode` to QP `dest_qpn` at `psn`, with the default P_Key, no pad and every
+    /// flag clear: what each sender starts from.
+    pub(crate) const fn plain(opcode: Opcode, dest_qpn: u32, psn: Psn) -> Self {
+        Self {
+            opcode,
+            solicited: false,
+            mig_req: false,
+            pad: 0,
+            pkey: DEFAULT_PKEY,
+            fecn: false,
+            becn: false,
+            dest_qpn,
+            ack_req: false,
+            psn,
+        }
+    }
+
     /// Parses a BTH from the start of `buf`, rejecting transport header versions other than zero.
     pub(crate) fn parse(buf: &[u8]) -> Result<Self, Error> {
         let b = head::<{ Self::LEN }>(buf)?;

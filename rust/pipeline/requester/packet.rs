@@ -32,8 +32,7 @@ use crate::{
             Feth,
             Ieth,
             Immdt,
-            Reth,
-            DEFAULT_PKEY, //
+            Reth, //
         },
         opcode::{
             ExtHeader,
@@ -95,16 +94,10 @@ pub(super) fn next_packet(
         && (paced_due || asks || seq::ack_due(since_ackreq, last, seq::MAX_PKT_PER_ACK));
     let (dest_qpn, av) = destination(qp, snap, &w)?;
     let mut h = TransportHeaders::new(Bth {
-        opcode,
         solicited: last && w.flags.contains(SendFlags::SOLICITED),
-        mig_req: false,
         pad: pad_for(payload as usize),
-        pkey: DEFAULT_PKEY,
-        fecn: false,
-        becn: false,
-        dest_qpn,
         ack_req,
-        psn: st.psn,
+        ..Bth::plain(opcode, dest_qpn, st.psn)
     });
     let info = opcode.info().ok_or(WcStatus::LocQpOpErr)?;
     let starts = position.starts_message() || position == Position::Only;
@@ -171,18 +164,7 @@ pub(super) fn read_ask(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState)
     let runs = (a.end.distance_from(a.start) + 1).checked_mul(snap.mtu)?;
     let len = t.length.checked_sub(skip)?.min(runs);
     let opcode = seq::request_opcode(QpType::Rc, WrOpcode::RdmaRead, Position::Only)?;
-    let mut h = TransportHeaders::new(Bth {
-        opcode,
-        solicited: false,
-        mig_req: false,
-        pad: 0,
-        pkey: DEFAULT_PKEY,
-        fecn: false,
-        becn: false,
-        dest_qpn: snap.dest_qpn,
-        ack_req: false,
-        psn: a.start,
-    });
+    let mut h = TransportHeaders::new(Bth::plain(opcode, snap.dest_qpn, a.start));
     h.reth = Some(Reth {
         va: remote.va.checked_add(u64::from(skip))?,
         rkey: remote.rkey,

@@ -35,8 +35,7 @@ use crate::{
         hdr::{
             Aeth,
             AtomicAckEth,
-            Bth,
-            DEFAULT_PKEY, //
+            Bth, //
         },
         opcode::{
             OpKind,
@@ -67,16 +66,8 @@ pub(super) fn response(
     fill: impl FnOnce(&mut Fill<'_>) -> Result,
 ) -> Result<TxItem> {
     let mut h = TransportHeaders::new(Bth {
-        opcode,
-        solicited: false,
-        mig_req: false,
         pad: pad_for(payload),
-        pkey: DEFAULT_PKEY,
-        fecn: false,
-        becn: false,
-        dest_qpn: snap.dest_qpn,
-        ack_req: false,
-        psn,
+        ..Bth::plain(opcode, snap.dest_qpn, psn)
     });
     h.aeth = aeth;
     h.atomic_ack_eth = atomic;
