@@ -49,15 +49,29 @@ fn connected(snap: &Snapshot) -> bool {
 
 /// A packet of the QP's connection (addresses checked) arrived with a CE mark: counted, and
 /// answered with a CNP to the peer QP when the device's notification point is on and none
-/// went within `np_min_time_between_cnps`. A full batch leaves it for the next mark.
-pub(super) fn ce_arrived(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) {
+/// went within `np_min_time_between_cnps`. A full batch leaves it for the next mark. A READ
+/// response (`read_response`) also puts the QP's own requester under its in-flight cap for a
+/// while ([`dcqcn::reads_congested`]).
+pub(super) fn ce_arrived(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    read_response: bool,
+    out: &mut Outbox,
+) {
     let dev = qp.device();
     dev.count(Counter::NpEcnMarkedRocePackets);
-    if !connected(snap) || out.is_full() || dev.cc_param(CcParam::NpEnable) == 0 {
+    if !connected(snap) {
+        return;
+    }
+    let now = now_ns();
+    if read_response {
+        qp.pipe().cc.lock().read_marked_ns = Some(now);
+    }
+    if out.is_full() || dev.cc_param(CcParam::NpEnable) == 0 {
         return;
     }
     let p = dev.cc_params();
-    if !qp.pipe().cc.lock().cnp_gate.due(&p, now_ns()) {
+    if !qp.pipe().cc.lock().cnp_gate.due(&p, now) {
         return;
     }
     let Ok(skb) = xmit::build_cnp(dev, snap.dest_qpn) else {
@@ -118,13 +132,16 @@ pub(super) fn in_flight_cap(st: &SendState) -> u32 {
     dcqcn::in_flight_cap(st.rtt.path_psns(), window::MAX_UNACKED_PSNS)
 }
 
-/// Whether an RC QP that DCQCN limits has as many PSNs unacknowledged as the path allows
-/// ([`in_flight_cap`]): it then sends nothing new until ACKs come. Under the send lock; the
-/// reaction point's lock only when the cap is reached.
-pub(super) fn window_full(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &SendState) -> bool {
-    snap.qp_type == QpType::Rc
-        && st.psn.distance_from(st.comp_psn) >= in_flight_cap(st)
-        && qp.pipe().cc.lock().rp.rate_kbps().is_some()
+/// Whether an RC QP that DCQCN limits, or whose READs met congestion lately
+/// ([`dcqcn::reads_congested`]), has as many PSNs unacknowledged as the path allows
+/// ([`in_flight_cap`]): it then sends nothing new until ACKs or responses come. Under the send
+/// lock; the reaction point's lock only when the cap is reached.
+pub(super) fn window_full(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &SendState, now: u64) -> bool {
+    snap.qp_type == QpType::Rc && st.psn.distance_from(st.comp_psn) >= in_flight_cap(st) && {
+        let cc = qp.pipe().cc.lock();
+        cc.rp.rate_kbps().is_some()
+            || dcqcn::reads_congested(cc.read_marked_ns, now, st.rtt.srtt_ns())
+    }
 }
 
 /// Whether the next packet of a paced RC QP is the last its in-flight cap lets go before ACKs

@@ -17,6 +17,7 @@ use crate::{
     proto::{
         cnp, ecn,
         hdr::Bth,
+        opcode::OpKind,
         packet,
         qp_state::{
             QpState,
@@ -182,7 +183,7 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &Snapshot, skb: &mut SkBuff, out: &mut Outb
         return Handled::DROPPED;
     }
     if ecn::is_ce(&grh) {
-        congestion::ce_arrived(qp, snap, out);
+        congestion::ce_arrived(qp, snap, h.info.kind == OpKind::ReadResponse, out);
     }
     if h.info.is_request {
         match responder::on_request(qp, snap, &h, payload, &grh, out) {

@@ -110,9 +110,10 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
         if now.is_some_and(|now| super::congestion::pace_wait(qp, snap, now)) {
             break;
         }
-        // One that DCQCN limits keeps about a round trip of its rate in the network; ACKs
-        // open the window again (and a tail probe covers their loss).
-        if now.is_some() && super::congestion::window_full(qp, snap, &st) {
+        // One that DCQCN limits, or whose READs met congestion, keeps about a round trip of
+        // its rate in the network; answers open the window again (and a tail probe covers
+        // their loss).
+        if now.is_some_and(|now| super::congestion::window_full(qp, snap, &st, now)) {
             idle = true;
             break;
         }

@@ -96,6 +96,9 @@ pub(crate) struct CcState {
     pub(in crate::pipeline) pacer: Pacer,
     /// The notification point: when the last CNP went to the peer.
     pub(in crate::pipeline) cnp_gate: CnpGate,
+    /// When the last READ response with a CE mark arrived, if one did
+    /// ([`crate::proto::dcqcn::reads_congested`]).
+    pub(in crate::pipeline) read_marked_ns: Option<u64>,
 }
 
 /// The pipeline part of a QP, pinned in the QP: the inbox, the timer and the work items are

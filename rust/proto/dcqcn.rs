@@ -303,6 +303,34 @@ pub(crate) fn in_flight_cap(path_psns: Option<u32>, max: u32) -> u32 {
         .clamp(IN_FLIGHT_FLOOR, max.max(IN_FLIGHT_FLOOR))
 }
 
+/// How many of an RC requester's smoothed round trips a CE-marked READ response holds its
+/// in-flight cap on for ([`reads_congested`]).
+pub(crate) const READ_MARK_HOLD_RTTS: u64 = 8;
+
+/// The shortest such hold: before a round trip is measured, or where eight are shorter.
+pub(crate) const READ_MARK_HOLD_MIN_NS: u64 = 1_000_000;
+
+/// Whether an RC requester's READs met congestion lately: a response to one arrived with a CE
+/// mark at `marked_ns`, less than [`READ_MARK_HOLD_RTTS`] smoothed round trips (`srtt_ns`,
+/// [`READ_MARK_HOLD_MIN_NS`] at least) before `now`. The requester's [`in_flight_cap`] then
+/// holds what it asks for, as it holds a QP that CNPs limit.
+///
+/// The data of a READ travels from the responder, whose reaction point the requester's CNPs
+/// slow; but DCQCN's rate stays above a slow link ([`in_flight_cap`]), and nothing
+/// acknowledges READ responses, so nothing else bounds how many the responder has in the
+/// network: the requester's outstanding READs do (their response PSNs count in its window).
+/// NVMe-oF's writes are such READs (the target reads the host's buffers): through a bottleneck
+/// of 8 Mbit/s they filled the queue to its limit.
+pub(crate) fn reads_congested(marked_ns: Option<u64>, now: u64, srtt_ns: Option<u64>) -> bool {
+    let Some(at) = marked_ns else {
+        return false;
+    };
+    let hold = srtt_ns
+        .map_or(0, |s| s.saturating_mul(READ_MARK_HOLD_RTTS))
+        .max(READ_MARK_HOLD_MIN_NS);
+    now.saturating_sub(at) < hold
+}
+
 /// A QP's notification point: at most one CNP per `np_min_time_between_cnps`.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct CnpGate {

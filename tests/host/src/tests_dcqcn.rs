@@ -8,6 +8,7 @@ use crate::proto::{
     cc_params::LINE_KBPS,
     dcqcn::{
         in_flight_cap,
+        reads_congested,
         CcParam,
         CcParams,
         CnpGate,
@@ -15,7 +16,9 @@ use crate::proto::{
         ReactionPoint,
         IN_FLIGHT_FLOOR,
         PACE_BURST_NS,
-        PACE_CATCHUP_NS, //
+        PACE_CATCHUP_NS,
+        READ_MARK_HOLD_MIN_NS,
+        READ_MARK_HOLD_RTTS, //
     },
 };
 
@@ -369,4 +372,23 @@ fn a_limited_qp_keeps_what_the_path_holds_and_the_floor_in_flight() {
     assert_eq!(in_flight_cap(Some(5), 0), IN_FLIGHT_FLOOR);
     // Before the path is measured: the window alone.
     assert_eq!(in_flight_cap(None, 128), 128);
+}
+
+#[test]
+fn a_marked_read_response_holds_the_cap_for_some_round_trips() {
+    // Never marked: nothing holds.
+    assert!(!reads_congested(None, 5 * MS, Some(MS)));
+    // Eight smoothed round trips from the mark, not one more.
+    let (srtt, at) = (Some(2 * MS), 10 * MS);
+    let hold = READ_MARK_HOLD_RTTS * 2 * MS;
+    assert!(reads_congested(Some(at), at, srtt));
+    assert!(reads_congested(Some(at), at + hold - 1, srtt));
+    assert!(!reads_congested(Some(at), at + hold, srtt));
+    // At least the minimum, with short or unknown round trips.
+    let least = MS + READ_MARK_HOLD_MIN_NS;
+    assert!(reads_congested(Some(MS), least - 1, Some(US)));
+    assert!(!reads_congested(Some(MS), least, None));
+    // A clock that went back (another CPU's reading) still holds; a huge round trip saturates.
+    assert!(reads_congested(Some(at), at - MS, srtt));
+    assert!(reads_congested(Some(0), u64::MAX - 1, Some(u64::MAX)));
 }
