@@ -89,18 +89,8 @@ fn bth_wire_layout_all_fields() {
 
 #[test]
 fn bth_wire_layout_individual_flags() {
-    let plain = Bth {
-        opcode: Opcode::UD_SEND_ONLY,
-        solicited: false,
-        mig_req: false,
-        pad: 0,
-        pkey: DEFAULT_PKEY,
-        fecn: false,
-        becn: false,
-        dest_qpn: 1,
-        ack_req: false,
-        psn: Psn::MAX,
-    };
+    // What every sender starts from: the default P_Key, no pad, every flag clear.
+    let plain = Bth::plain(Opcode::UD_SEND_ONLY, 1, Psn::MAX);
     check_header!(
         Bth,
         plain,
