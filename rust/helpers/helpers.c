@@ -10,6 +10,7 @@
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/if_vlan.h>
+#include <linux/inetdevice.h>
 #include <net/addrconf.h>
 #include <linux/random.h>
 #include <rdma/ib_umem.h>
@@ -421,10 +422,37 @@ unsigned char *rrxe_helper_skb_cb(struct sk_buff *skb)
 	return skb->cb;
 }
 
+/*
+ * The interface a RoCE packet from an address leaves by: the device's own netdev, or the upper
+ * device of it (a VLAN, a macvlan) that holds the address. ib_core gives the device a GID for
+ * each address of its netdev's upper devices, with that upper device as the GID's netdev, and
+ * C rxe sends through the source GID's netdev (rxe_init_packet): a VLAN's connections leave
+ * tagged, with the PCP of its egress map. Routed out of the netdev itself they would leave
+ * untagged (the kernel takes a destination the interface has no route to as on-link).
+ */
+static int rrxe_oif(struct net_device *ndev, struct net_device *holder)
+{
+	int oif = ndev->ifindex;
+
+	if (holder && holder != ndev && netdev_has_upper_dev_all_rcu(ndev, holder))
+		oif = holder->ifindex;
+	return oif;
+}
+
+static int rrxe_oif4(struct net_device *ndev, __be32 saddr)
+{
+	int oif;
+
+	rcu_read_lock();
+	oif = rrxe_oif(ndev, __ip_dev_find(dev_net(ndev), saddr, false));
+	rcu_read_unlock();
+	return oif;
+}
+
 struct rtable *rrxe_helper_route4(struct net_device *ndev, __be32 saddr, __be32 daddr)
 {
 	struct flowi4 fl = {
-		.flowi4_oif = ndev->ifindex,
+		.flowi4_oif = rrxe_oif4(ndev, saddr),
 		.saddr = saddr,
 		.daddr = daddr,
 		.flowi4_proto = IPPROTO_UDP,
@@ -744,11 +772,15 @@ void rrxe_helper_sock_put(struct sock *sk)
 
 struct dst_entry *rrxe_helper_route6(struct net_device *ndev, const u8 *saddr, const u8 *daddr)
 {
-	struct flowi6 fl6 = { .flowi6_oif = ndev->ifindex, .flowi6_proto = IPPROTO_UDP };
+	struct flowi6 fl6 = { .flowi6_proto = IPPROTO_UDP };
 	struct dst_entry *dst;
 
 	memcpy(&fl6.saddr, saddr, sizeof(fl6.saddr));
 	memcpy(&fl6.daddr, daddr, sizeof(fl6.daddr));
+	/* Through the upper device that holds the source address, as for IPv4 (rrxe_oif). */
+	rcu_read_lock();
+	fl6.flowi6_oif = rrxe_oif(ndev, ipv6_dev_find(dev_net(ndev), &fl6.saddr, NULL));
+	rcu_read_unlock();
 	dst = ip6_dst_lookup_flow(dev_net(ndev), NULL, &fl6, NULL);
 	if (!IS_ERR(dst) && dst->error) {
 		dst_release(dst);

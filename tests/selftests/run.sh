@@ -28,17 +28,16 @@ done
 # The full suite, and the subset that also runs on the (slow) debug kernel.
 #
 # A new test NAME.sh goes into FULL (anywhere; it runs on the fast kernel against rrxe and the
-# C rdma_rxe). tc_priority is not in it yet: it fails on rrxe until a VLAN's connections leave
-# through the VLAN (Documentation/todo.rst, "vlan"). If KASAN, lockdep or kmemleak over it finds what the fast kernel cannot, it goes
+# C rdma_rxe). If KASAN, lockdep or kmemleak over it finds what the fast kernel cannot, it goes
 # into DEBUG too, at its place by value: DEBUG runs in order and a budget cuts its tail. Give it
 # an estimate in EST (seconds on the debug kernel under TCG: the "# Ns" of its "ok" line in the
 # vm-debug-rrxe log; these were measured on 2026-12-01); without one it is taken to take
 # EST_DEFAULT.
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
 	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_attack uverbs_fuzz verbs_ops \
-	pingpong udp_sport congestion bottleneck rdma_cm perftest netns hostile_packets packet_fuzz \
-	nvmeof nfs_rdma smb_direct multicast kverbs busy_rmmod teardown_races pyverbs pma_counters \
-	mad link_type_rxe odp odp_stall"
+	pingpong udp_sport tc_priority congestion bottleneck rdma_cm perftest netns hostile_packets \
+	packet_fuzz nvmeof nfs_rdma smb_direct multicast kverbs busy_rmmod teardown_races pyverbs \
+	pma_counters mad link_type_rxe odp odp_stall"
 # By value: kernel consumers (lockdep over the completion context; NFS over RDMA, a real ULP
 # across the veth, whose fio verification failed once on the debug kernel; NVMe-oF, FRWR and
 # SEND with invalidate from both kernel ULPs), teardown under traffic, on-demand paging,
@@ -51,9 +50,9 @@ DEBUG="kverbs nfs_rdma nvmeof busy_rmmod odp odp_stall teardown_races rmmod netd
 # The oracle subset (the C rdma_rxe, under a budget in make check; make check-full runs FULL):
 # by value, the tests that check verbs semantics against C rxe first, the long sweeps last.
 ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pyverbs odp pingpong udp_sport \
-	congestion rdma_cm teardown_races link_add_del devinfo gids netdev_unregister mtu port_state \
-	one_per_netdev rmmod pma_counters multicast nvmeof nfs_rdma hostile_packets netns perftest \
-	busy_rmmod"
+	tc_priority congestion rdma_cm teardown_races link_add_del devinfo gids netdev_unregister mtu \
+	port_state one_per_netdev rmmod pma_counters multicast nvmeof nfs_rdma hostile_packets netns \
+	perftest busy_rmmod"
 declare -A EST=(
 	[busy_rmmod]=25 [teardown_races]=150 [rmmod]=30 [netdev_unregister]=30 [verbs_hostile]=20
 	[verbs_attack]=50 [uverbs_fuzz]=50 [verbs_ops]=20 [kverbs]=60 [hostile_packets]=70

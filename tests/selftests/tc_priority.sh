@@ -4,10 +4,11 @@
 # out: a VLAN on each end of a veth pair whose egress map sends priority P as 802.1Q PCP P, a
 # device on each end with the VLAN's address as a GID, and ib_write_bw with --tclass 104 (DSCP 26, as RoCE NICs' lossless class)
 # at both ends. A sniffer on the veth reads every RoCEv2 packet's PCP and DSCP. rrxe: every
-# packet, requests and ACKs, carries DSCP 26 and priority 3 (the DSCP's class selector, as
-# RoCE NICs map DSCP to priority by default: Documentation/congestion.rst, "Path control").
-# C rxe 7.2 carries the DSCP and leaves the priority 0: against it (the oracle) PCP 0 is
-# expected and said so.
+# packet, requests and ACKs, leaves through the VLAN (tagged) and carries DSCP 26 and priority 3
+# (the DSCP's class selector, as RoCE NICs map DSCP to priority by default:
+# Documentation/congestion.rst, "Path control"). C rxe 7.2 carries the DSCP and leaves the
+# priority 0: against it (the oracle) PCP 0 is expected and said so. An untagged packet (one
+# routed out of the real netdev: rrxe did so before 2026-12-06) shows as PCP "-" and fails.
 . "$(dirname "$0")/lib.sh"
 NS=rrprio SIF=vpr0 CIF=vpr1 VID=81
 SRV=192.168.82.1 CLI=192.168.82.2
