@@ -106,17 +106,22 @@ v4_gid() {
 	IFS=. read -r a b c d <<<"$1"
 	printf 'ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d"
 }
-veth_wire() {
+# veth_pair: namespace $NS and the veth pair $SIF (here) and $CIF (in $NS), both up, without
+# addresses (anything left of an earlier run removed first).
+veth_pair() {
 	ip netns del "$NS" 2>/dev/null
 	ip link del "$SIF" 2>/dev/null
 	check "netns $NS" ip netns add "$NS"
 	check "veth pair" ip link add "$SIF" type veth peer name "$CIF"
 	check "$CIF to $NS" ip link set "$CIF" netns "$NS"
-	check "$SIF address" ip addr add "$SRV/24" dev "$SIF"
-	check "$CIF address" ip -n "$NS" addr add "$CLI/24" dev "$CIF"
 	ip -n "$NS" link set lo up
 	check "$SIF up" ip link set "$SIF" up
 	check "$CIF up" ip -n "$NS" link set "$CIF" up
+}
+veth_wire() {
+	veth_pair
+	check "$SIF address" ip addr add "$SRV/24" dev "$SIF"
+	check "$CIF address" ip -n "$NS" addr add "$CLI/24" dev "$CIF"
 	check "add $SD on $SIF" timeout 30 rdma link add "$SD" type "$TYPE" netdev "$SIF"
 	check "add $CD on $CIF in $NS" ip netns exec "$NS" timeout 30 rdma link add "$CD" \
 		type "$TYPE" netdev "$CIF"

@@ -15,27 +15,13 @@ SRV=192.168.82.1 CLI=192.168.82.2
 SD=${DEV}s CD=${DEV}c
 CAP=/tmp/tc_priority.cap
 TCLASS=104
-trap 'kill $snf $srv 2>/dev/null; prio_wire_down >/dev/null 2>&1; cleanup_driver' EXIT
+trap 'kill $snf $srv 2>/dev/null; veth_wire_down >/dev/null 2>&1; cleanup_driver' EXIT
 nic_up
 modprobe ib_uverbs
 modprobe 8021q 2>/dev/null
 MAP="0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7"
 
-prio_wire_down() {
-	local p
-	for p in "$CD" "$SD"; do
-		dev_exists "$p" && timeout 30 rdma link delete "$p"
-	done
-	ip netns del "$NS" 2>/dev/null
-	ip link del "$SIF" 2>/dev/null
-}
-prio_wire_down
-check "netns $NS" ip netns add "$NS"
-check "veth pair" ip link add "$SIF" type veth peer name "$CIF"
-check "$CIF to $NS" ip link set "$CIF" netns "$NS"
-check "$SIF up" ip link set "$SIF" up
-check "$CIF up" ip -n "$NS" link set "$CIF" up
-ip -n "$NS" link set lo up
+veth_pair
 # shellcheck disable=SC2086 # the map is a list
 check "VLAN $VID on $SIF" ip link add link "$SIF" name "$SIF.$VID" type vlan id $VID \
 	egress-qos-map $MAP
