@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The traffic class of a connection on the wire, and the priority its packets get on the way
 # out: a VLAN on each end of a veth pair whose egress map sends priority P as 802.1Q PCP P, a
-# device on each end with the VLAN's address as a GID, and ib_write_bw with --tclass 104 (DSCP 26, as RoCE NICs' lossless class)
-# at both ends. A sniffer on the veth reads every RoCEv2 packet's PCP and DSCP. rrxe: every
+# device on each end with the VLAN's address as a GID, and ib_write_bw with --tclass 104 (DSCP
+# 26, as RoCE NICs' lossless class) at both ends. A sniffer on the veth reads every RoCEv2 packet's PCP and DSCP. rrxe: every
 # packet, requests and ACKs, leaves through the VLAN (tagged) and carries DSCP 26 and priority 3
 # (the DSCP's class selector, as RoCE NICs map DSCP to priority by default:
 # Documentation/congestion.rst, "Path control"). C rxe 7.2 carries the DSCP and leaves the
@@ -98,7 +98,8 @@ fi
 judge() {
 	python3 - "$CAP" "$1" "$SRV" "$CLI" "$((TCLASS >> 2))" <<'PY'
 import sys
-cap, want, srv, cli, dscp = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
+cap, want, srv, cli, dscp = sys.argv[1:6]
+want, dscp = int(want), int(dscp)
 seen = {}
 for line in open(cap):
     f = line.split()
