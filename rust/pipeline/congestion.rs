@@ -64,16 +64,21 @@ pub(super) fn ce_arrived(
         return;
     }
     let now = now_ns();
-    if read_response {
-        qp.pipe().cc.lock().read_marked_ns = Some(now);
-    }
-    if out.is_full() || dev.cc_param(CcParam::NpEnable) == 0 {
+    // The settings only when a CNP may go; the QP's lock once, for the mark and the gate.
+    let p = (!out.is_full() && dev.cc_param(CcParam::NpEnable) != 0).then(|| dev.cc_params());
+    if p.is_none() && !read_response {
         return;
     }
-    let p = dev.cc_params();
-    if !qp.pipe().cc.lock().cnp_gate.due(&p, now) {
+    let p = {
+        let mut cc = qp.pipe().cc.lock();
+        if read_response {
+            cc.read_marked_ns = Some(now);
+        }
+        p.filter(|p| cc.cnp_gate.due(p, now))
+    };
+    let Some(p) = p else {
         return;
-    }
+    };
     let Ok(skb) = xmit::build_cnp(dev, snap.dest_qpn) else {
         return;
     };
