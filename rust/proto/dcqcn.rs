@@ -321,6 +321,10 @@ pub(crate) const READ_MARK_HOLD_MIN_NS: u64 = 1_000_000;
 /// network: the requester's outstanding READs do (their response PSNs count in its window).
 /// NVMe-oF's writes are such READs (the target reads the host's buffers): through a bottleneck
 /// of 8 Mbit/s they filled the queue to its limit.
+///
+/// The mark is taken from a packet of the connection (its addresses checked, not yet its PSN):
+/// an off-path sender that forges CE-marked READ responses holds the cap on, never below its
+/// floor, as a forged CNP can only cut the rate.
 pub(crate) fn reads_congested(marked_ns: Option<u64>, now: u64, srtt_ns: Option<u64>) -> bool {
     let Some(at) = marked_ns else {
         return false;
