@@ -69,8 +69,9 @@ impl PeerRecovery {
 }
 
 /// The round-trip time of a connection, sampled from the AckReq packets it sends and the ACKs
-/// that answer them (one sample at a time; none from a packet sent again, whose answer could be
-/// the first transmission's: Karn's rule), smoothed as TCP does (RFC 6298: 1/8 of each sample,
+/// that answer them, or a READ's or atomic's request and its first answer (one sample at a
+/// time; none from a packet sent again, whose answer could be the first transmission's: Karn's
+/// rule), smoothed as TCP does (RFC 6298: 1/8 of each sample,
 /// and its variation by 1/4 of each sample's distance from the smoothed time); and what the
 /// path holds, from the PSNs acknowledged during a sample.
 #[derive(Clone, Copy, Debug, Default)]
@@ -134,6 +135,18 @@ impl Rtt {
         self.srtt_ns = Some(srtt);
         self.rttvar_ns = rttvar;
         Some(min)
+    }
+
+    /// An answer for PSN `psn` came before the timed packet's (a READ response placed past a
+    /// gap): the timed packet's answer was lost or comes late, and the sample would time its
+    /// recovery rather than the path. It is dropped.
+    pub(crate) fn answered_past(&mut self, psn: Psn) {
+        if self
+            .sample
+            .is_some_and(|(p, ..)| cmp_psn(psn, p) == Ordering::Greater)
+        {
+            self.sample = None;
+        }
     }
 
     /// Packets go again (a rewind): the running sample could be answered by either copy.

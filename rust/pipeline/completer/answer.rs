@@ -153,6 +153,9 @@ pub(super) fn on_answer(
     };
     st.comp_psn = psn.psn().next();
     progress(&mut st);
+    // A READ's first response ends the round-trip sample of its request: what a tail probe
+    // for a READ waits for has the time of the path its responses take.
+    super::sample_rtt(qp, snap, &mut st, psn.psn());
     // A READ's last response completes it (an early LAST, at the end of a run asked for
     // again, does not).
     let last = if is_data {

@@ -114,6 +114,7 @@ pub(super) fn place(
         }
     }
     qp.device().count(Counter::ReadPlaced);
+    st.rtt.answered_past(psn);
     // Not progress in itself (the oldest READ still waits), but the peer is answering: no
     // retransmission timeout or tail probe while it does.
     st.progressed = true;

@@ -118,12 +118,10 @@ pub(super) fn next_packet(
         if let Some(now) = now {
             st.ackreq_ns = now;
         }
-        // Timed for the round-trip time tail probes wait by, unless it goes again (Karn) or is
-        // answered by a response rather than an ACK. No clock read without tail probes.
-        if crate::params::tail_probes()
-            && cmp_psn(st.psn, st.sent_to) != Ordering::Less
-            && !w.opcode.wants_response()
-        {
+        // Timed for the round-trip time tail probes wait by, unless it goes again (Karn): by
+        // its ACK, or a READ's or atomic's request by its first answer. No clock read without
+        // tail probes.
+        if crate::params::tail_probes() && cmp_psn(st.psn, st.sent_to) != Ordering::Less {
             st.rtt
                 .sending(st.psn, now.unwrap_or_else(now_ns), st.comp_psn);
         }

@@ -90,6 +90,26 @@ fn the_rtt_is_sampled_once_at_a_time_and_smoothed() {
 }
 
 #[test]
+fn a_sample_whose_answer_a_later_one_overtook_is_dropped() {
+    let mut r = Rtt::default();
+    // A READ's request at PSN 10 (responses 10..=17) is timed by its first response.
+    r.sending(Psn::new(10), 1_000, Psn::new(10));
+    // Answers at or before the timed PSN leave it running.
+    r.answered_past(Psn::new(9));
+    r.answered_past(Psn::new(10));
+    assert!(r.sampling());
+    // Response 12 placed past a gap: the first was lost; the sample would time its recovery.
+    r.answered_past(Psn::new(12));
+    assert!(!r.sampling());
+    r.acked(Psn::new(17), 90_000_000, None);
+    assert_eq!(r.srtt_ns(), None);
+    // Across the PSN wrap too.
+    r.sending(Psn::new(0xff_fffe), 1_000, Psn::new(0xff_fffe));
+    r.answered_past(Psn::new(1));
+    assert!(!r.sampling());
+}
+
+#[test]
 fn the_path_holds_the_delivery_rate_over_the_shortest_round_trip() {
     let mut r = Rtt::default();
     assert_eq!(r.path_psns(), None);
