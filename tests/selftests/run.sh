@@ -36,8 +36,8 @@ done
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
 	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_attack uverbs_fuzz verbs_ops \
 	pingpong udp_sport tc_priority congestion bottleneck rdma_cm perftest netns hostile_packets \
-	packet_fuzz nvmeof nfs_rdma smb_direct multicast kverbs busy_rmmod teardown_races pyverbs \
-	pma_counters mad link_type_rxe odp odp_stall"
+	packet_fuzz nvmeof nfs_rdma smb_direct stacks multicast kverbs busy_rmmod teardown_races \
+	pyverbs pma_counters mad link_type_rxe odp odp_stall"
 # By value: kernel consumers (lockdep over the completion context; NFS over RDMA, a real ULP
 # across the veth, whose fio verification failed once on the debug kernel; NVMe-oF, FRWR and
 # SEND with invalidate from both kernel ULPs), teardown under traffic, on-demand paging,
@@ -52,7 +52,7 @@ DEBUG="kverbs nfs_rdma nvmeof busy_rmmod odp odp_stall teardown_races rmmod netd
 ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pyverbs odp pingpong udp_sport \
 	tc_priority congestion rdma_cm teardown_races link_add_del devinfo gids netdev_unregister mtu \
 	port_state one_per_netdev rmmod pma_counters multicast nvmeof nfs_rdma hostile_packets netns \
-	perftest busy_rmmod"
+	perftest busy_rmmod stacks"
 declare -A EST=(
 	[busy_rmmod]=25 [teardown_races]=150 [rmmod]=30 [netdev_unregister]=30 [verbs_hostile]=20
 	[verbs_attack]=50 [uverbs_fuzz]=50 [verbs_ops]=20 [kverbs]=60 [hostile_packets]=70
