@@ -238,10 +238,15 @@ fn window_of(st: &SendState) -> SendWindow {
     SendWindow::new(st.comp_psn, st.sent_to)
 }
 
-/// An ACK through `through` may end the running round-trip sample; the shortest round trip
-/// then is shared with the device's other QPs to the same destination
-/// ([`crate::proto::path_rtt`]).
+/// An answer through `through` (an ACK, or the first response to a READ or atomic) may end
+/// the running round-trip sample; the shortest round trip then is shared with the device's
+/// other QPs to the same destination ([`crate::proto::path_rtt`]).
 fn sample_rtt(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState, through: Psn) {
+    // Most answers end no sample: no clock read or path lookup for them (every READ response
+    // comes here).
+    if !st.rtt.ends_with(through) {
+        return;
+    }
     let dev = qp.device();
     let dgid = &snap.av.dgid;
     if let Some(min) = st.rtt.acked(
@@ -303,9 +308,7 @@ fn on_ack(
         AckDecision::Ack { last_acked } => {
             let alone = st.alone_out();
             probe::learn(&mut st, last_acked.psn());
-            if st.rtt.sampling() {
-                sample_rtt(qp, snap, &mut st, last_acked.psn());
-            }
+            sample_rtt(qp, snap, &mut st, last_acked.psn());
             // An unanswered READ before what this acknowledges lost responses: asked for
             // again, selectively when it can be, else from there on.
             let lost = ack_up_to(&mut st, last_acked.acks_through());

@@ -71,9 +71,9 @@ impl PeerRecovery {
 /// The round-trip time of a connection, sampled from the AckReq packets it sends and the ACKs
 /// that answer them, or a READ's or atomic's request and its first answer (one sample at a
 /// time; none from a packet sent again, whose answer could be the first transmission's: Karn's
-/// rule), smoothed as TCP does (RFC 6298: 1/8 of each sample,
-/// and its variation by 1/4 of each sample's distance from the smoothed time); and what the
-/// path holds, from the PSNs acknowledged during a sample.
+/// rule), smoothed as TCP does (RFC 6298: 1/8 of each sample, and its variation by 1/4 of each
+/// sample's distance from the smoothed time); and what the path holds, from the PSNs
+/// acknowledged during a sample.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Rtt {
     srtt_ns: Option<u64>,
@@ -96,9 +96,16 @@ impl Rtt {
         }
     }
 
-    /// Whether a packet is being timed (an ACK then needs the time).
+    /// Whether a packet is being timed.
     pub(crate) fn sampling(&self) -> bool {
         self.sample.is_some()
+    }
+
+    /// Whether an answer through `through` ends the running sample ([`Self::acked`]): only
+    /// then does the answer need the time.
+    pub(crate) fn ends_with(&self, through: Psn) -> bool {
+        self.sample
+            .is_some_and(|(p, ..)| cmp_psn(through, p) != Ordering::Less)
     }
 
     /// An ACK through `through` arrived at `now`: ends the sample if it covers the timed packet,
