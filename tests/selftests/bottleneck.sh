@@ -272,7 +272,10 @@ flows() {
 	diag "$mode$n senders: $(delta "$OUT/$mode$n.c0" "$OUT/$mode$n.c1" | fold -s -w 150 |
 		sed '2,$s/^/#   /')" >&2
 	port=$((port + 2))
-	rate=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { print v + 0 }' "$OUT/$mode$n.cli")
+	# The goodput from the iterations counted, not perftest's own figure (see perftest_gbits).
+	rate=$(perftest_gbits "$OUT/$mode$n.cli" "$SECS")
+	[ "$rate" != 0 ] || grep -v -E '^ *-+ *$|^ *$' "$OUT/$mode$n.cli" | tail -n 4 |
+		sed "s/^/# $mode$n flows: /" >&2
 	# "#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%" (usec); 0: no result.
 	p99=$(awk '$1 == 64 && NF >= 8 { v = $8 } END { print v + 0 }' "$OUT/$mode$n.lcli")
 	[ "$p99" != 0 ] || grep -v -E '^ *-+ *$|^ *$' "$OUT/$mode$n.lcli" | tail -n 2 |

@@ -97,8 +97,13 @@ bw() {
 	wait $srv
 	srv=
 	[ $rc -eq 0 ] || { sed "s/^/# $name: /" "$CAP.$name.cli" | tail -3; return 1; }
-	# "#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]"
-	awk '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { print v }' "$CAP.$name.cli"
+	# "#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]"; a timed run's
+	# from the iterations it counted (perftest_gbits).
+	if [ "$1" = -D ]; then
+		perftest_gbits "$CAP.$name.cli" "$2"
+	else
+		awk '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { print v }' "$CAP.$name.cli"
+	fi
 }
 
 # ECN marking: a short WRITE run, both directions captured.

@@ -136,3 +136,13 @@ veth_wire_down() {
 	ip netns del "$NS" 2>/dev/null
 	ip link del "$SIF" 2>/dev/null
 }
+
+# perftest_gbits FILE SECS: the bandwidth of a perftest -D SECS run whose output is FILE, in
+# Gbit/s, from the iterations it counted over its sample (SECS minus twice a margin of SECS/4,
+# timed by alarm()). Its own figure divides by the TSC's frequency, which it samples against
+# gettimeofday and takes as 0 when they disagree ("Correlation coefficient r^2 < 0.9", which a
+# busy TCG guest sees): 0 Gb/s printed, and latencies of inf us.
+perftest_gbits() {
+	awk -v secs="$2" '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $1 * $2 * 8 }
+		END { print v / (secs - 2 * int(secs / 4)) / 1e9 }' "$1"
+}
