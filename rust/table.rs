@@ -77,10 +77,61 @@ impl<V: Clone + Send> SparseTable<V> {
         let chunks = self.chunks.lock();
         chunks.get(c)?.as_ref()?[s].clone()
     }
+
+    /// Calls `f` with each value, outside the lock: under it, the values of one chunk are
+    /// cloned at a time, after skipping at most [`CHUNK`] empty chunks, so interrupts stay off
+    /// briefly. A value inserted or removed meanwhile may or may not be seen.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&V)) {
+        let mut c = 0;
+        loop {
+            let mut batch: [Option<V>; CHUNK] = [const { None }; CHUNK];
+            {
+                let chunks = self.chunks.lock();
+                let end = c + CHUNK;
+                while c < end && matches!(chunks.get(c), Some(None)) {
+                    c += 1;
+                }
+                let Some(slot) = chunks.get(c) else {
+                    return;
+                };
+                if let Some(chunk) = slot {
+                    for (b, v) in batch.iter_mut().zip(chunk.iter()) {
+                        b.clone_from(v);
+                    }
+                }
+            }
+            batch.iter().flatten().for_each(&mut f);
+            c += 1;
+        }
+    }
 }
 
 /// The chunk and slot of `index`.
 fn split(index: u32) -> (usize, usize) {
     let i = index as usize;
     (i / CHUNK, i % CHUNK)
+}
+
+#[kernel::prelude::kunit_tests(rrxe_table)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_value_is_visited_once_across_empty_chunks() -> Result {
+        let t = KBox::pin_init(SparseTable::<u32>::new(CHUNK as u32 * 300), GFP_KERNEL)?;
+        // Values in the first chunk, after more than a skip's worth of empty ones, and last.
+        let at = [0u32, 5, CHUNK as u32 * 200 + 1, CHUNK as u32 * 300];
+        for &i in &at {
+            t.insert(i, i + 1, GFP_KERNEL)?;
+        }
+        let _ = t.remove(5);
+        let (mut n, mut sum) = (0, 0);
+        t.for_each(|v| {
+            n += 1;
+            sum += *v;
+        });
+        assert_eq!(n, 3);
+        assert_eq!(sum, 1 + CHUNK as u32 * 200 + 2 + CHUNK as u32 * 300 + 1);
+        Ok(())
+    }
 }
