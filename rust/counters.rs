@@ -273,20 +273,76 @@ impl Counters {
         }
     }
 
-    /// The value of counter `index`, 0 for an unknown index.
-    pub(crate) fn get(&self, index: usize) -> u64 {
-        self.0.get(index).map_or(0, |a| a.load(Relaxed))
+    /// Adds each value to its slot of `out` (index order).
+    pub(crate) fn add_to(&self, out: &mut [u64]) {
+        for (o, a) in out.iter_mut().zip(&self.0) {
+            *o = o.wrapping_add(a.load(Relaxed));
+        }
     }
 
-    /// What the performance management agent reports (rxe's choice of counters).
-    pub(crate) fn pma(&self) -> PmaCounters {
-        let get = |c: Counter| self.get(c as usize);
-        PmaCounters {
-            xmit_bytes: get(Counter::SentBytes),
-            rcv_bytes: get(Counter::RcvdBytes),
-            xmit_packets: get(Counter::SentPkts),
-            rcv_packets: get(Counter::RcvdPkts),
-            link_downed: get(Counter::LinkDowned),
+    /// Moves every value to `to` (and adds it to `also`, when given): each is taken at once, so
+    /// an event counted meanwhile lands in one place, never in both or neither.
+    pub(crate) fn move_to(&self, to: &Counters, also: Option<&Counters>) {
+        let mut also = also.map(|b| b.0.iter());
+        for (a, t) in self.0.iter().zip(&to.0) {
+            let b = also.as_mut().and_then(Iterator::next);
+            let v = a.xchg(0, Relaxed);
+            if v != 0 {
+                t.fetch_add(v, Relaxed);
+                if let Some(b) = b {
+                    b.fetch_add(v, Relaxed);
+                }
+            }
         }
+    }
+}
+
+/// What the performance management agent reports (rxe's choice of counters), from a set of
+/// values in index order.
+pub(crate) fn pma(values: &[u64; COUNT]) -> PmaCounters {
+    let get = |c: Counter| values[c as usize];
+    PmaCounters {
+        xmit_bytes: get(Counter::SentBytes),
+        rcv_bytes: get(Counter::RcvdBytes),
+        xmit_packets: get(Counter::SentPkts),
+        rcv_packets: get(Counter::RcvdPkts),
+        link_downed: get(Counter::LinkDowned),
+    }
+}
+
+#[kernel::prelude::kunit_tests(rrxe_counters)]
+mod tests {
+    use super::*;
+
+    fn values(c: &Counters) -> [u64; COUNT] {
+        let mut v = [0; COUNT];
+        c.add_to(&mut v);
+        v
+    }
+
+    #[test]
+    fn a_move_leaves_nothing_behind_and_keeps_every_count_once() {
+        let (qp, port, also) = (Counters::new(), Counters::new(), Counters::new());
+        qp.add(Counter::SentPkts, 5);
+        qp.drop_packet(DropReason::BadRkey);
+        port.add(Counter::SentPkts, 2);
+        qp.move_to(&port, Some(&also));
+        assert_eq!(values(&qp), [0; COUNT]);
+        let p = values(&port);
+        assert_eq!(p[Counter::SentPkts as usize], 7);
+        assert_eq!(p[drop_index(DropReason::BadRkey)], 1);
+        assert_eq!(values(&also)[Counter::SentPkts as usize], 5);
+        assert_eq!(p.iter().sum::<u64>(), 8);
+    }
+
+    #[test]
+    fn sums_add_to_what_is_there() {
+        let c = Counters::new();
+        c.inc(Counter::RcvdPkts);
+        let mut v = [0; COUNT];
+        v[Counter::RcvdPkts as usize] = 3;
+        c.add_to(&mut v);
+        c.add_to(&mut v);
+        assert_eq!(v[Counter::RcvdPkts as usize], 5);
     }
 }

@@ -69,8 +69,13 @@ pub(crate) struct RrxeDevice {
     ahs: Arc<IndexPool>,
     /// Multicast groups.
     mcast: Pin<KBox<McastTable>>,
-    /// Port counters.
-    counters: Counters,
+    /// The counts of no QP, and those of destroyed QPs (`verbs/counter.rs`).
+    counters: Arc<Counters>,
+    /// What QPs counted while bound to a per-QP counter, once they left it: the performance
+    /// management agent's totals include it.
+    counted_elsewhere: Counters,
+    /// Per-QP counter ids.
+    counter_ids: Arc<IndexPool>,
     /// Whether the GSI QP (QP1) exists.
     gsi: Arc<Atomic<bool>>,
     /// The received packets the device's responders keep past gaps, shared by their QPs
@@ -130,7 +135,9 @@ impl RrxeDevice {
             )?,
             ahs: Arc::pin_init(IndexPool::new(1, limits::MAX_AH), GFP_KERNEL)?,
             mcast: KBox::pin_init(McastTable::new(), GFP_KERNEL)?,
-            counters: Counters::new(),
+            counters: Arc::new(Counters::new(), GFP_KERNEL)?,
+            counted_elsewhere: Counters::new(),
+            counter_ids: Arc::pin_init(IndexPool::new(1, limits::MAX_QP_INDEX), GFP_KERNEL)?,
             gsi: Arc::new(Atomic::new(false), GFP_KERNEL)?,
             reorder: Arc::new(Atomic::new(0), GFP_KERNEL)?,
             qp_table: KBox::pin_init(SparseTable::new(limits::MAX_QP_INDEX), GFP_KERNEL)?,
@@ -210,9 +217,24 @@ impl RrxeDevice {
         self.guid.store(guid, Relaxed);
     }
 
-    /// The device's counters.
-    pub(crate) fn counters(&self) -> &Counters {
+    /// The device's own counts: of no QP, and of destroyed QPs.
+    pub(crate) fn counters(&self) -> &Arc<Counters> {
         &self.counters
+    }
+
+    /// What QPs counted while bound to a per-QP counter, once they left it.
+    pub(crate) fn counted_elsewhere(&self) -> &Counters {
+        &self.counted_elsewhere
+    }
+
+    /// The pool of per-QP counter ids.
+    pub(crate) fn counter_ids(&self) -> &IndexPool {
+        &self.counter_ids
+    }
+
+    /// Calls `f` with each QP that received packets can reach, with interrupts on.
+    pub(crate) fn for_each_qp(&self, f: impl FnMut(&ObjRef<Qp<RrxeDevice>>)) {
+        self.qp_table.for_each(f);
     }
 
     /// The multicast groups the device's UD QPs are attached to.
@@ -310,34 +332,14 @@ impl RrxeDevice {
         }
     }
 
-    /// Adds one to counter `c`.
+    /// Adds one to counter `c`, for an event of no QP.
     pub(crate) fn count(&self, c: Counter) {
         self.counters.inc(c);
     }
 
-    /// Counts a dropped packet.
+    /// Counts a dropped packet that reached no QP.
     pub(crate) fn count_drop(&self, r: DropReason) {
         self.counters.drop_packet(r);
-    }
-
-    /// Counts `bytes` of payload sent.
-    pub(crate) fn count_sent(&self, bytes: u32) {
-        self.counters.add(Counter::SentBytes, u64::from(bytes));
-    }
-
-    /// Counts a message of `npkts` packets and `bytes` bytes delivered directly (loopback).
-    pub(crate) fn count_direct(&self, npkts: u32, bytes: u32) {
-        let n = u64::from(npkts);
-        self.counters.add(Counter::SentPkts, n);
-        self.counters.add(Counter::RcvdPkts, n);
-        self.counters.add(Counter::SentBytes, u64::from(bytes));
-        self.counters.add(Counter::RcvdBytes, u64::from(bytes));
-        self.counters.add(Counter::DirectMsgs, 1);
-    }
-
-    /// Counts `bytes` of payload received into memory.
-    pub(crate) fn count_recv(&self, bytes: usize) {
-        self.counters.add(Counter::RcvdBytes, bytes as u64);
     }
 
     /// Records the port state; returns whether it changed (a change to down counts as

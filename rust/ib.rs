@@ -11,6 +11,7 @@
 
 mod ah;
 mod attr;
+mod counter;
 mod counters;
 mod cq;
 mod device;
@@ -44,6 +45,7 @@ pub(crate) use attr::{
     PortState,
     PORT_CM_SUP, //
 };
+pub(crate) use counter::Counter;
 pub(crate) use counters::StatDesc;
 pub(crate) use cq::{
     CompletionNotifier,

@@ -76,9 +76,20 @@ pub(crate) use tunnel::open_tunnel;
 /// Packets built per batch before they are sent.
 pub(crate) const OUTBOX: usize = 16;
 
-/// Counts a dropped packet and traces it (`rrxe:rrxe_drop`) with what is known of its BTH.
+/// Counts a dropped packet that reached no QP and traces it (`rrxe:rrxe_drop`) with what is
+/// known of its BTH.
 pub(crate) fn drop_packet(dev: &Device<RrxeDevice>, reason: DropReason, bth: Option<&Bth>) {
     dev.count_drop(reason);
+    trace_dropped(dev, reason, bth);
+}
+
+/// Counts a dropped packet of `qp` and traces it, as [`drop_packet`].
+pub(crate) fn drop_qp_packet(qp: &Qp<RrxeDevice>, reason: DropReason, bth: Option<&Bth>) {
+    qp.counts().drop_packet(reason);
+    trace_dropped(qp.device(), reason, bth);
+}
+
+fn trace_dropped(dev: &Device<RrxeDevice>, reason: DropReason, bth: Option<&Bth>) {
     let (qpn, psn, op) = bth.map_or((0, 0, 0), |b| (b.dest_qpn, b.psn.value(), b.opcode.0));
     trace_drop(dev.name(), qpn, psn, op, reason.name());
 }
@@ -321,7 +332,7 @@ fn run(qp: &Qp<RrxeDevice>, kicks: &mut Kicks, placed: Placed) {
         };
         if clearance != flow::Clearance::Open {
             // The release or drain that lifts the wait runs the QP again.
-            qp.device().count(Counter::TxFlowWait);
+            qp.counts().inc(Counter::TxFlowWait);
             if let flow::Clearance::WaitDrainOn(parked) = clearance {
                 qp.pipe().drain.queue_on(&ObjRef::new(qp), parked);
             }

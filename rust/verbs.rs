@@ -2,9 +2,10 @@
 
 //! The verbs of an rrxe device: the `ib_device_ops` the RDMA core calls, each handing over to
 //! the verbs object it concerns, whose files are beside this one: [`ah`], [`cq`], [`mr`],
-//! [`mw`], [`qp`], [`srq`]. Nothing here holds state.
+//! [`mw`], [`qp`], [`srq`], and per-QP [`counter`]s. Nothing here holds state.
 
 pub(crate) mod ah;
+pub(crate) mod counter;
 pub(crate) mod cq;
 pub(crate) mod mr;
 pub(crate) mod mw;
@@ -58,6 +59,7 @@ use crate::{
     limits,
     mm::KernelConsumer,
     verbs::ah::RrxeAh,
+    verbs::counter::RrxeCounter,
     verbs::cq::RrxeCq,
     verbs::mr::RrxeMr,
     verbs::mw::RrxeMw,
@@ -117,12 +119,34 @@ impl ib::DeviceOps for RrxeDevice {
         &counters::DESCS
     }
 
-    fn counter(dev: &Device<Self>, index: usize) -> u64 {
-        dev.counters().get(index)
+    fn port_counters(dev: &Device<Self>, out: &mut [u64]) {
+        counter::port_values(dev, out);
+    }
+
+    type Counter = RrxeCounter;
+
+    fn counter_new() -> RrxeCounter {
+        RrxeCounter::new()
+    }
+
+    fn bind_counter(c: &ib::Counter<Self>, qp: &Qp<Self>) -> Result<u32> {
+        RrxeCounter::bind(c, qp)
+    }
+
+    fn unbind_counter(c: &ib::Counter<Self>, qp: &Qp<Self>) {
+        RrxeCounter::unbind(c, qp);
+    }
+
+    fn counter_values(c: &ib::Counter<Self>, out: &mut [u64]) {
+        RrxeCounter::values(c, out);
+    }
+
+    fn dealloc_counter(c: &ib::Counter<Self>) {
+        RrxeCounter::dealloc(c);
     }
 
     fn pma_counters(dev: &Device<Self>) -> PmaCounters {
-        dev.counters().pma()
+        counter::pma(dev)
     }
 
     type Cq = RrxeCq;
@@ -239,6 +263,7 @@ impl ib::DeviceOps for RrxeDevice {
     }
 
     fn qp_destroying(qp: &Qp<Self>) {
+        qp.counts().retire();
         qp.device().withdraw_qp(qp.qpn());
         qp.pipe().close();
     }

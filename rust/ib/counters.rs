@@ -42,23 +42,21 @@ pub(super) fn alloc_port_stats(descs: &'static [StatDesc]) -> *mut bindings::rdm
     }
 }
 
-/// Fills `stats` with `values` (`get_hw_stats`); returns the number written.
+/// Fills `stats` with the values `fill` writes, zeroed first (`get_hw_stats`,
+/// `counter_update_stats`); returns the number of values.
 ///
 /// # Safety
 ///
-/// `stats` is the set [`alloc_port_stats`] allocated, locked by the core for this call.
+/// `stats` is a set [`alloc_port_stats`] allocated, locked by the core for this call.
 pub(super) unsafe fn fill(
     stats: *mut bindings::rdma_hw_stats,
-    values: impl Iterator<Item = u64>,
+    fill: impl FnOnce(&mut [u64]),
 ) -> c_int {
     // SAFETY: Valid per the caller.
-    let n = usize::try_from(unsafe { (*stats).num_counters }).unwrap_or(0);
-    // SAFETY: `value` has `num_counters` elements.
-    let out = unsafe { (*stats).value.as_mut_slice(n) };
-    let mut written = 0;
-    for (slot, v) in out.iter_mut().zip(values) {
-        *slot = v;
-        written += 1;
-    }
-    written
+    let n = unsafe { (*stats).num_counters };
+    // SAFETY: `value` has `num_counters` elements, ours to write under the lock.
+    let out = unsafe { (*stats).value.as_mut_slice(usize::try_from(n).unwrap_or(0)) };
+    out.fill(0);
+    fill(out);
+    n
 }

@@ -9,6 +9,7 @@ use super::{
         AddressVector, //
         Ah,
     },
+    counter::Counter,
     counters::{
         self,
         StatDesc, //
@@ -84,6 +85,7 @@ use kernel::{
     prelude::*, //
 };
 
+mod counter_calls;
 mod cq_calls;
 mod device_calls;
 mod mr_calls;
@@ -135,7 +137,8 @@ pub(super) unsafe fn refuse_user_chain<W>(wr: *const W, bad_wr: *mut *const W) -
 ///
 /// The ops of optional features have no default: a driver that leaves out one of these groups
 /// leaves its ops `NULL` in the table (`HAS_*`), and ib_core reports the feature missing:
-/// `set_sys_image_guid` (`modify_device`), `counter_descs` and `counter` (hardware counters),
+/// `set_sys_image_guid` (`modify_device`), `counter_descs` and `port_counters` (hardware
+/// counters), `bind_counter` to `dealloc_counter` (per-QP counters, which need the former),
 /// `pma_counters` (`process_mad`), `resize_cq`, `rereg_user_mr`, `advise_mr`, `alloc_mr` and
 /// the `map_mr_*` (fast registration), `attach_mcast` and `detach_mcast`, `create_ah` and
 /// `ah_av` (AHs), `create_srq` to `post_srq_recv` (SRQs), `alloc_mw` (MWs), and `doorbell`
@@ -191,13 +194,47 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
     /// The attributes of port `port` (always 1: one port per device).
     fn port_attr(dev: &Device<Self>, port: u32) -> Result<PortAttr>;
 
-    /// The port's hardware counters, in the order of [`Self::counter`]'s indices.
+    /// The port's hardware counters, in the order of [`Self::port_counters`]' values.
     fn counter_descs() -> &'static [StatDesc] {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
-    /// The value of counter `index` (an index into [`Self::counter_descs`]).
-    fn counter(_dev: &Device<Self>, _index: usize) -> u64 {
+    /// The port's own counter values, in the order of [`Self::counter_descs`] (`out` has one
+    /// slot per descriptor): without what QPs counted while bound to a per-QP counter, which
+    /// the core adds from the counters.
+    fn port_counters(_dev: &Device<Self>, _out: &mut [u64]) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// The driver data of a per-QP counter ([`Counter`]): it must need no drop.
+    type Counter: Send + Sync;
+
+    /// A new per-QP counter's data (`counter_init`, before its first bind).
+    fn counter_new() -> Self::Counter {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Binds `qp` to `counter`: from now on its counts are the counter's. Returns the
+    /// counter's id: its own, or for a new one (id 0) an id the driver allocated, unique on the
+    /// device until [`Self::dealloc_counter`]. On error nothing changed. Process context.
+    fn bind_counter(_counter: &Counter<Self>, _qp: &Qp<Self>) -> Result<u32> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Unbinds `qp` from `counter`: what it counted while bound stays the counter's, what it
+    /// counts next the port's.
+    fn unbind_counter(_counter: &Counter<Self>, _qp: &Qp<Self>) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// The per-QP counter's values, in the order of [`Self::counter_descs`].
+    fn counter_values(_counter: &Counter<Self>, _out: &mut [u64]) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// No QP is bound to the counter any more and the core took its values into the port's
+    /// history: the driver releases its id.
+    fn dealloc_counter(_counter: &Counter<Self>) {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 

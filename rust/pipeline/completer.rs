@@ -323,13 +323,13 @@ fn on_ack(
         AckDecision::NakSeqErr { expected } => {
             probe::learn(&mut st, expected.psn().wrapping_sub(1));
             ack_up_to(&mut st, expected.acks_before());
-            qp.device().count(Counter::RcvdSeqErr);
+            qp.counts().inc(Counter::RcvdSeqErr);
             let at = Some(expected.psn());
             out.fatal = probe::retry_probing(qp, &mut st, RetryCause::Response, at);
         }
         AckDecision::RnrNak { timer_us } => {
             ack_up_to(&mut st, psn.acks_before());
-            qp.device().count(Counter::RcvdRnrErr);
+            qp.counts().inc(Counter::RcvdRnrErr);
             if st.rnr_retry.consume() {
                 rewind(&mut st);
                 st.wait = SendWait::Rnr;
@@ -341,7 +341,7 @@ fn on_ack(
             }
             let status = st.rnr_retry.exhausted_status();
             fail_oldest(&mut st, status);
-            qp.device().count(Counter::RetryRnrExceededErr);
+            qp.counts().inc(Counter::RetryRnrExceededErr);
             out.fatal = true;
         }
         d @ (AckDecision::NakInvalidRequest
@@ -388,7 +388,7 @@ pub(crate) fn on_timer(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> CompOutcome {
     if st.progressed {
         st.progressed = false;
     } else {
-        qp.device().count(Counter::CompleterRetryErr);
+        qp.counts().inc(Counter::CompleterRetryErr);
         out.fatal = retry(qp, &mut st, RetryCause::Timeout);
     }
     let retries = st.retry_cnt.saturating_sub(st.retry.left());
@@ -461,7 +461,7 @@ fn retire(qp: &Qp<RrxeDevice>, snap: &Snapshot, t: &Track, status: WcStatus) -> 
             WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv
         )
     {
-        qp.device().count(Counter::RdmaSends);
+        qp.counts().inc(Counter::RdmaSends);
     }
     if !t.signaled && status == WcStatus::Success {
         return None;

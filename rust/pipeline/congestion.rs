@@ -59,7 +59,7 @@ pub(super) fn ce_arrived(
     out: &mut Outbox,
 ) {
     let dev = qp.device();
-    dev.count(Counter::NpEcnMarkedRocePackets);
+    qp.counts().inc(Counter::NpEcnMarkedRocePackets);
     if !connected(snap) {
         return;
     }
@@ -90,7 +90,7 @@ pub(super) fn ce_arrived(
         av,
         src_port: snap.src_port,
     });
-    dev.count(Counter::NpCnpSent);
+    qp.counts().inc(Counter::NpCnpSent);
 }
 
 /// A CNP from the connection's peer (the receive pass checked the addresses) arrived for the
@@ -99,12 +99,12 @@ pub(super) fn ce_arrived(
 pub(super) fn cnp_arrived(qp: &Qp<RrxeDevice>, snap: &Snapshot) {
     let dev = qp.device();
     if !snap.congestion || !connected(snap) {
-        dev.count(Counter::RpCnpIgnored);
+        qp.counts().inc(Counter::RpCnpIgnored);
         return;
     }
     let p = dev.cc_params();
     qp.pipe().cc.lock().rp.on_cnp(&p, now_ns());
-    dev.count(Counter::RpCnpHandled);
+    qp.counts().inc(Counter::RpCnpHandled);
 }
 
 /// Whether the QP must wait before its next packet (it is rate-limited, by DCQCN or by its
@@ -126,7 +126,7 @@ pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, snap: &Snapshot, now: u64) -> bool 
     let Some(wait) = wait else {
         return false;
     };
-    qp.device().count(Counter::RpPaceWaits);
+    qp.counts().inc(Counter::RpPaceWaits);
     qp.pipe().pace.arm_ns(&ObjRef::new(qp), wait);
     true
 }

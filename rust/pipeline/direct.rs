@@ -259,7 +259,13 @@ pub(crate) fn try_message(
     if let Some(t) = st.entry(st.count - 1) {
         t.done = Some(status);
     }
-    dev.count_direct(npkts, w.length);
+    // Counted as the packets would have been, on each side.
+    let (n, bytes) = (u64::from(npkts), u64::from(w.length));
+    qp.counts().add(Counter::SentPkts, n);
+    qp.counts().add(Counter::SentBytes, bytes);
+    qp.counts().inc(Counter::DirectMsgs);
+    dest.counts().add(Counter::RcvdPkts, n);
+    dest.counts().add(Counter::RcvdBytes, bytes);
     Some(status == WcStatus::Success)
 }
 
@@ -420,7 +426,7 @@ fn deliver_recv(
         let _ = rkey::invalidate(dest.device(), w.ex, dsnap.pd, Some(dest.mw_token()));
         c = c.with_inv(w.ex);
     }
-    dest.device().count(Counter::RdmaRecvs);
+    dest.counts().inc(Counter::RdmaRecvs);
     if let Some(cq) = dest.recv_cq() {
         let solicited = w.flags.contains(SendFlags::SOLICITED);
         // The receiver's pass, not this one, moves it to ERR if its CQ overran.

@@ -6,7 +6,7 @@
 //! the replies.
 
 use super::{
-    completer, congestion, drop_packet, odp, recv, requester, responder, state::Snapshot,
+    completer, congestion, drop_qp_packet, odp, recv, requester, responder, state::Snapshot,
     DropReason, Kicks, Outbox,
 };
 use crate::{
@@ -115,7 +115,7 @@ fn handle_inbox(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox, may_send
         fatal |= h.fatal;
         if let Some(at) = h.keep {
             if let Err((skb, why)) = responder::keep(qp, at, skb) {
-                drop_packet(qp.device(), why, None);
+                drop_qp_packet(qp, why, None);
                 drop(skb);
             }
         } else if !h.dropped {
@@ -162,7 +162,7 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &Snapshot, skb: &mut SkBuff, out: &mut Outb
     if data.first() == Some(&cnp::CNP_OPCODE.0) {
         if let Some(bth) = Bth::parse(data).ok().filter(|b| cnp::is_cnp(data, b)) {
             if from_elsewhere(snap, &grh) {
-                drop_packet(qp.device(), DropReason::AddressMismatch, Some(&bth));
+                drop_qp_packet(qp, DropReason::AddressMismatch, Some(&bth));
                 return Handled::DROPPED;
             }
             congestion::cnp_arrived(qp, snap);
@@ -170,16 +170,16 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &Snapshot, skb: &mut SkBuff, out: &mut Outb
         }
     }
     let Ok(h) = packet::parse_headers(data) else {
-        drop_packet(qp.device(), DropReason::Malformed, None);
+        drop_qp_packet(qp, DropReason::Malformed, None);
         return Handled::DROPPED;
     };
     let bth = h.headers.bth;
     let Some(payload) = data.get(h.payload_offset..h.payload_offset + h.payload_len) else {
-        drop_packet(qp.device(), DropReason::Malformed, Some(&bth));
+        drop_qp_packet(qp, DropReason::Malformed, Some(&bth));
         return Handled::DROPPED;
     };
     if from_elsewhere(snap, &grh) {
-        drop_packet(qp.device(), DropReason::AddressMismatch, Some(&bth));
+        drop_qp_packet(qp, DropReason::AddressMismatch, Some(&bth));
         return Handled::DROPPED;
     }
     if ecn::is_ce(&grh) {
@@ -193,7 +193,7 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &Snapshot, skb: &mut SkBuff, out: &mut Outb
                 ..Handled::default()
             },
             Err(reason) => {
-                drop_packet(qp.device(), reason, Some(&bth));
+                drop_qp_packet(qp, reason, Some(&bth));
                 Handled {
                     fatal: reason == DropReason::BadRecvWqe,
                     dropped: true,
@@ -202,10 +202,10 @@ fn handle(qp: &Qp<RrxeDevice>, snap: &Snapshot, skb: &mut SkBuff, out: &mut Outb
             }
         }
     } else {
-        qp.device().count(Counter::AckDeferred);
+        qp.counts().inc(Counter::AckDeferred);
         let c = completer::on_response(qp, snap, &h, payload);
         if let Some(reason) = c.dropped {
-            drop_packet(qp.device(), reason, Some(&bth));
+            drop_qp_packet(qp, reason, Some(&bth));
         }
         Handled {
             fatal: c.fatal,

@@ -8,6 +8,7 @@
 use super::{
     crc::Icrc,
     drop_packet,
+    drop_qp_packet,
     responder::GRH_LEN,
     DropReason,
     Kicks, //
@@ -214,12 +215,12 @@ fn multicast(
     // Clones share the (read-only from here on) data and copy the control buffer.
     for &qpn in others {
         if let (Some(qp), Ok(c)) = (dev.lookup_qp(qpn), skb.try_clone()) {
-            queue(dev, &qp, c, bth, Some(info));
+            queue(&qp, c, bth, Some(info));
             kicks.push(qp);
         }
     }
     if let Some(qp) = dev.lookup_qp(*last) {
-        queue(dev, &qp, skb, bth, Some(info));
+        queue(&qp, skb, bth, Some(info));
         kicks.push(qp);
     }
 }
@@ -247,8 +248,8 @@ fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], kicks
         return drop_packet(dev, DropReason::UnknownQp, Some(&bth));
     };
     skb.cb()[..GRH_LEN].copy_from_slice(grh);
-    dev.count(Counter::RcvdPkts);
-    queue(dev, &qp, skb, &bth, info.as_ref());
+    qp.counts().inc(Counter::RcvdPkts);
+    queue(&qp, skb, &bth, info.as_ref());
     kicks.push(qp);
 }
 
@@ -258,15 +259,9 @@ const INBOX_MAX: u32 = 4096;
 
 /// Queues a packet (header `bth`, opcode `info`; none for a CNP) to `qp`'s inbox, or drops it
 /// when the inbox is full.
-fn queue(
-    dev: &Device<RrxeDevice>,
-    qp: &Qp<RrxeDevice>,
-    skb: SkBuff,
-    bth: &Bth,
-    info: Option<&OpcodeInfo>,
-) {
+fn queue(qp: &Qp<RrxeDevice>, skb: SkBuff, bth: &Bth, info: Option<&OpcodeInfo>) {
     if qp.pipe().inbox.push_bounded(skb, INBOX_MAX).is_err() {
-        return drop_packet(dev, DropReason::InboxFull, Some(bth));
+        return drop_qp_packet(qp, DropReason::InboxFull, Some(bth));
     }
     if let Some(info) = info {
         qp.pipe().arrived(info);

@@ -111,7 +111,7 @@ fn can_receive(s: QpState) -> bool {
 /// Writes a receive completion.
 fn complete_recv(qp: &Qp<RrxeDevice>, c: &Cqe, solicited: bool) {
     if c.status == WcStatus::Success.to_raw() {
-        qp.device().count(Counter::RdmaRecvs);
+        qp.counts().inc(Counter::RdmaRecvs);
     }
     if let Some(cq) = qp.recv_cq() {
         super::after_push(qp, RrxeCq::push(cq, c, qp.handle(), solicited));
@@ -271,10 +271,10 @@ fn datagram(
     if let Some(i) = h.headers.immdt {
         c = c.with_imm(imm_ex(i.imm));
     }
-    qp.device().count_recv(payload.len());
+    qp.counts().received(payload.len());
     let network = if grh[20] >> 4 == 4 { 4 } else { 6 };
     if c.status == WcStatus::Success.to_raw() {
-        qp.device().count(Counter::RdmaRecvs);
+        qp.counts().inc(Counter::RdmaRecvs);
     }
     // Written under the receive lock, as the connected responder's: a move to ERR flushes the
     // later receive WQEs only after it.
@@ -298,7 +298,7 @@ fn rnr(
     rc: bool,
     out: &mut Outbox,
 ) -> DropReason {
-    qp.device().count(Counter::SendRnrErr);
+    qp.counts().inc(Counter::SendRnrErr);
     if rc {
         let (msn, epsn) = (st.msn, st.epsn);
         drop(st);

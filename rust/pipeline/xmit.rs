@@ -97,7 +97,7 @@ fn send(qp: &Qp<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
         av,
         src_port,
     } = item;
-    dev.count(Counter::SentPkts);
+    qp.counts().inc(Counter::SentPkts);
     if dev.is_local(&av) {
         recv::loopback(dev, skb, &av, kicks);
         return;
@@ -117,7 +117,7 @@ fn send(qp: &Qp<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
         }
     };
     if r.is_err() {
-        dev.count(Counter::SendErr);
+        qp.counts().inc(Counter::SendErr);
     }
 }
 
@@ -157,7 +157,7 @@ pub(crate) fn send_batch(qp: &Qp<RrxeDevice>, items: &mut KVec<TxItem>, kicks: &
         }
         let mut train = packets.by_ref().take(n);
         if send_train(qp, &mut train, n, total).is_err() {
-            dev.count(Counter::SendErr);
+            qp.counts().inc(Counter::SendErr);
         }
         // What a failed train left is dropped (RC retransmits it), never sent out of order.
         train.for_each(|item| item.skb.consume());
@@ -206,9 +206,8 @@ fn send_train(
     n: usize,
     total: usize,
 ) -> Result {
-    let dev = qp.device();
     let first = packets.next().ok_or(EINVAL)?;
-    dev.count(Counter::SentPkts);
+    qp.counts().inc(Counter::SentPkts);
     let (av, src_port) = (first.av, first.src_port);
     let mut head = first.skb;
     let segs = u16::try_from(n).map_err(|_| EINVAL)?;
@@ -224,7 +223,7 @@ fn send_train(
         .copy_from_slice(&udp_len.to_be_bytes());
     let mut train = SkbTrain::new(head);
     for (i, item) in (1u16..).zip(packets) {
-        dev.count(Counter::SentPkts);
+        qp.counts().inc(Counter::SentPkts);
         let mut skb = item.skb;
         push_ipv4_udp(&mut skb, &av, src_port)?;
         skb.data_mut()

@@ -59,6 +59,7 @@ use crate::{
         KernelConsumedRing, //
     },
     sync::SpinLockIrq,
+    verbs::counter::QpCounts,
     verbs::mw::QpToken,
     verbs::srq::RrxeSrq,
 };
@@ -119,6 +120,8 @@ pub(crate) struct RrxeQp {
     pipe: QpPipe,
     /// This QP's identity for the type 2 memory windows bound to it.
     mw_token: QpToken,
+    /// What the QP counted (`verbs/counter.rs`).
+    counts: QpCounts,
 }
 
 /// The QP number of the GSI QP (QP1).
@@ -312,6 +315,7 @@ impl RrxeQp {
             None => None,
         };
         let mw_token = Arc::new((), GFP_KERNEL)?;
+        let counts = QpCounts::new(dev.counters().clone());
         let (send_cq, recv_cq, srq) = (init.send_cq.take(), init.recv_cq.take(), init.srq.take());
         let sq_sig_all = init.sq_sig_all;
         Ok(try_pin_init!(Self {
@@ -335,12 +339,18 @@ impl RrxeQp {
             kernel,
             pipe <- pipe,
             mw_token,
+            counts,
         }? Error))
     }
 
     /// This QP's identity for the type 2 windows bound to it.
     pub(crate) fn mw_token(&self) -> &QpToken {
         &self.mw_token
+    }
+
+    /// What the QP counted.
+    pub(crate) fn counts(&self) -> &QpCounts {
+        &self.counts
     }
 
     /// The packet pipeline's state.

@@ -220,9 +220,8 @@ impl<T: DeviceOps> Adapter<T> {
     ) -> c_int {
         // SAFETY: One of our devices.
         let dev = unsafe { Self::dev(ib) };
-        let values = (0..T::counter_descs().len()).map(|i| T::counter(dev, i));
         // SAFETY: The set we allocated, locked by the core for this call.
-        unsafe { counters::fill(stats, values) }
+        unsafe { counters::fill(stats, |out| T::port_counters(dev, out)) }
     }
 
     /// # Safety

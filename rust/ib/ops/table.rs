@@ -44,6 +44,36 @@ impl<T: DeviceOps> Adapter<T> {
         } else {
             None
         },
+        counter_init: if T::HAS_BIND_COUNTER && T::HAS_COUNTER_DESCS {
+            Some(Self::counter_init)
+        } else {
+            None
+        },
+        counter_alloc_stats: if T::HAS_BIND_COUNTER && T::HAS_COUNTER_DESCS {
+            Some(Self::counter_alloc_stats)
+        } else {
+            None
+        },
+        counter_bind_qp: if T::HAS_BIND_COUNTER && T::HAS_COUNTER_DESCS {
+            Some(Self::counter_bind_qp)
+        } else {
+            None
+        },
+        counter_unbind_qp: if T::HAS_BIND_COUNTER && T::HAS_COUNTER_DESCS {
+            Some(Self::counter_unbind_qp)
+        } else {
+            None
+        },
+        counter_update_stats: if T::HAS_BIND_COUNTER && T::HAS_COUNTER_DESCS {
+            Some(Self::counter_update_stats)
+        } else {
+            None
+        },
+        counter_dealloc: if T::HAS_BIND_COUNTER && T::HAS_COUNTER_DESCS {
+            Some(Self::counter_dealloc)
+        } else {
+            None
+        },
         mmap: Some(Self::mmap),
         mmap_free: Some(Self::mmap_free),
         create_cq: Some(Self::create_cq),
@@ -157,6 +187,7 @@ impl<T: DeviceOps> Adapter<T> {
         size_ib_pd: core::mem::size_of::<bindings::ib_pd>(),
         size_ib_qp: Qp::<T>::SIZE,
         size_ib_cq: Cq::<T>::SIZE,
+        size_rdma_counter: Counter::<T>::SIZE,
         ..pin_init::zeroed()
     };
 

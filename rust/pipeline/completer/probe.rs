@@ -63,7 +63,7 @@ pub(super) fn retry_probing(
         RetryDecision::Exhausted => {
             let status = st.retry.exhausted_status();
             super::fail_oldest(st, status);
-            qp.device().count(Counter::RetryExceededErr);
+            qp.counts().inc(Counter::RetryExceededErr);
             true
         }
     }

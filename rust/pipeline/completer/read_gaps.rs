@@ -113,7 +113,7 @@ pub(super) fn place(
             return CompOutcome::drop(DropReason::ResponseLength);
         }
     }
-    qp.device().count(Counter::ReadPlaced);
+    qp.counts().inc(Counter::ReadPlaced);
     st.rtt.answered_past(psn);
     // Not progress in itself (the oldest READ still waits), but the peer is answering: no
     // retransmission timeout or tail probe while it does.

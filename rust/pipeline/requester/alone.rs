@@ -73,7 +73,7 @@ pub(super) fn send(
     match built {
         Ok(Some(item)) => {
             st.alone_sent(true);
-            qp.device().count(Counter::ResentAlone);
+            qp.counts().inc(Counter::ResentAlone);
             super::tail::plan_answer_wait(qp, snap, st);
             Ok(Some(item))
         }

@@ -130,7 +130,7 @@ pub(super) fn next_packet(
         st.read_resumed_at = Some(st.psn);
     }
     sent_one(st, snap, &w, offset, payload)?;
-    qp.device().count_sent(payload);
+    qp.counts().sent(payload);
     Ok(Some(TxItem {
         skb,
         av,
@@ -173,7 +173,7 @@ pub(super) fn read_ask(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState)
         after: Some(st.psn),
         ..a
     });
-    qp.device().count(Counter::ReadAsked);
+    qp.counts().inc(Counter::ReadAsked);
     Some(TxItem {
         skb,
         av: snap.av,

@@ -81,7 +81,7 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
         if st.can_send_data_alone(p) {
             st.probe_alone(p, AloneWhy::Tail);
         }
-        qp.device().count(Counter::TailProbes);
+        qp.counts().inc(Counter::TailProbes);
         return;
     }
     if answer_follows(st) {
@@ -96,7 +96,7 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
         // packet).
         st.probes_unanswered = st.probes_unanswered.saturating_add(1);
         st.probe_alone(p, AloneWhy::Tail);
-        qp.device().count(Counter::TailProbes);
+        qp.counts().inc(Counter::TailProbes);
         return;
     }
     let unanswered = st.probes_unanswered;
@@ -104,7 +104,7 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
     st.probes_unanswered = unanswered.saturating_add(1);
     st.probe = Some(st.psn);
     st.probe_way = ProbeWay::Tail;
-    qp.device().count(Counter::TailProbes);
+    qp.counts().inc(Counter::TailProbes);
     if let Some(d) = delay(snap, st) {
         st.tail_probe_at = Some(now.saturating_add(d));
         qp.pipe().pace.arm_ns(&ObjRef::new(qp), d.max(1));

@@ -83,7 +83,7 @@ pub(super) fn compare_swap_or_fetch_add(
     let msn = st.msn;
     drop(st);
     reply::atomic_ack(qp, snap, msn, psn, orig, out);
-    qp.device().count_recv(0);
+    qp.counts().received(0);
     Ok(())
 }
 

@@ -159,11 +159,11 @@ impl<'a> Request<'a> {
         match seq::classify_request_psn(psn, st.epsn) {
             RespPsn::Expected => st.nak_sent = false,
             RespPsn::Duplicate if self.rc => {
-                qp.device().count(Counter::DuplicateRequest);
+                qp.counts().inc(Counter::DuplicateRequest);
                 return Err(reply::duplicate(qp, snap, st, self.h, out).into());
             }
             RespPsn::OutOfSequence if self.rc => {
-                qp.device().count(Counter::OutOfSeqRequest);
+                qp.counts().inc(Counter::OutOfSeqRequest);
                 // Kept for its turn when the store has room for it (selective recovery).
                 let keep = crate::params::selective_recovery() && reorder::would_keep(&st, psn);
                 let conn = st.conn;
@@ -393,6 +393,6 @@ impl<'a> Request<'a> {
             self.qp.pipe().reply_due();
         }
         drop(st);
-        self.qp.device().count_recv(self.payload.len());
+        self.qp.counts().received(self.payload.len());
     }
 }

@@ -129,9 +129,9 @@ pub(crate) fn keep(
             Insert::Kept(stale) => {
                 drop(st);
                 pipe.reordering.store(true, Relaxed);
-                qp.device().count(Counter::OooKept);
+                qp.counts().inc(Counter::OooKept);
                 if let Some(stale) = stale {
-                    qp.device().count_drop(DropReason::Duplicate);
+                    qp.counts().drop_packet(DropReason::Duplicate);
                     drop(stale);
                 }
                 return Ok(());
@@ -144,7 +144,7 @@ pub(crate) fn keep(
                 let evicted = (held == Some(true)).then(|| store.remove(psn)).flatten();
                 drop(st);
                 if let Some(e) = evicted {
-                    qp.device().count_drop(DropReason::Duplicate);
+                    qp.counts().drop_packet(DropReason::Duplicate);
                     drop(e);
                 }
                 let why = if held.is_some() {
@@ -184,7 +184,7 @@ pub(crate) fn take_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -
         let Some(stale) = stale else {
             break;
         };
-        qp.device().count_drop(DropReason::Duplicate);
+        qp.counts().drop_packet(DropReason::Duplicate);
         drop(stale);
     }
     let mut st = pipe.recv.lock();
@@ -196,7 +196,7 @@ pub(crate) fn take_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -
     if let Some(kept) = due {
         st.replayed = Some(epsn);
         drop(st);
-        qp.device().count(Counter::OooExecuted);
+        qp.counts().inc(Counter::OooExecuted);
         return Some(kept.skb);
     }
     let executed = st.replayed.take().is_some_and(|p| p != epsn);

@@ -136,7 +136,7 @@ pub(crate) fn hold(qp: &Qp<RrxeDevice>, out: &mut Outbox) {
     // No memory to keep them: lost as a packet the wire drops, which the requester's
     // retransmission recovers.
     for _ in 0..dropped {
-        qp.device().count(crate::counters::Counter::SendErr);
+        qp.counts().inc(crate::counters::Counter::SendErr);
     }
 }
 
@@ -299,7 +299,7 @@ pub(super) fn answer_with_empty_read(
     let msn = st.msn;
     drop(st);
     empty_read_response(qp, snap, msn, psn, out);
-    qp.device().count_recv(received);
+    qp.counts().received(received);
 }
 
 /// Queues a zero-length RDMA READ RESPONSE ONLY acknowledging `psn`.

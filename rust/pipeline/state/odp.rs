@@ -245,7 +245,7 @@ impl FaultTarget for FaultJob {
         let qp = job.faults.lock().qp.clone();
         if let Some(qp) = qp {
             for ok in done.into_iter().flatten() {
-                qp.device().count(if ok {
+                qp.counts().inc(if ok {
                     Counter::OdpFaults
                 } else {
                     Counter::OdpFaultErrors
