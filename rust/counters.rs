@@ -151,6 +151,9 @@ pub(crate) enum Counter {
     /// A packet sent again alone while what followed it stays sent: a sequence NAK named it,
     /// or a tail probe (`resent_alone`, `pipeline/requester/alone.rs`).
     ResentAlone = FIRST_DROP as isize + DROPS as isize + 14,
+    /// An RC QP ran out of transport retries without a single answer from its peer since it
+    /// moved to RTS (`peer_silent`): its packets reach no QP there (reported in the kernel log).
+    PeerSilent = FIRST_DROP as isize + DROPS as isize + 15,
 }
 
 /// The first of the drop counters (rrxe's own, after rxe's 17), in [`DropReason`] order.
@@ -187,7 +190,7 @@ pub(crate) fn drop_index(r: DropReason) -> usize {
 const DROPS: usize = 20;
 
 /// Number of counters.
-pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 15;
+pub(crate) const COUNT: usize = FIRST_DROP + DROPS + 16;
 
 /// The names, in index order (rxe's `rxe_counter_descs`).
 pub(crate) static DESCS: [StatDesc; COUNT] = [
@@ -243,6 +246,7 @@ pub(crate) static DESCS: [StatDesc; COUNT] = [
     StatDesc::new(c"read_placed"),
     StatDesc::new(c"read_asked"),
     StatDesc::new(c"resent_alone"),
+    StatDesc::new(c"peer_silent"),
 ];
 
 /// A device's counter values.

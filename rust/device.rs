@@ -99,7 +99,12 @@ pub(crate) struct RrxeDevice {
     cc: DebugfsU32s<{ CcParam::COUNT }>,
     /// The shortest round trip its RC QPs measured to each destination ([`path_rtt`]).
     path_rtt: [Atomic<u64>; path_rtt::SLOTS],
+    /// When the next rate-limited report may go to the kernel log ([`Self::may_report`]).
+    report_at: Atomic<u64>,
 }
+
+/// At most one rate-limited report per device in this long.
+const REPORT_INTERVAL_NS: u64 = 5_000_000_000;
 
 impl RrxeDevice {
     /// The data of a new device `name` on a netdev with MAC-derived `guid` and link state
@@ -148,6 +153,7 @@ impl RrxeDevice {
             ndev,
             cc: cc?,
             path_rtt: core::array::from_fn(|_| Atomic::new(0)),
+            report_at: Atomic::new(0),
         }? Error)
     }
 
@@ -330,6 +336,17 @@ impl RrxeDevice {
                 Err(now) => old = now,
             }
         }
+    }
+
+    /// Whether a rate-limited report may go to the kernel log at `now` (ns): one per five
+    /// seconds per device; the first one at once.
+    pub(crate) fn may_report(&self, now: u64) -> bool {
+        let at = self.report_at.load(Relaxed);
+        now >= at
+            && self
+                .report_at
+                .cmpxchg(at, now.saturating_add(REPORT_INTERVAL_NS), Relaxed)
+                .is_ok()
     }
 
     /// Adds one to counter `c`, for an event of no QP.

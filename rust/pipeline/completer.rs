@@ -271,16 +271,20 @@ pub(crate) fn on_response(
     if snap.qp_type != QpType::Rc {
         return CompOutcome::drop(DropReason::OpcodeForQpType);
     }
-    let st = qp.pipe().send.lock();
+    let mut st = qp.pipe().send.lock();
     // The snapshot may be older than a move to ERR: after it, nothing is answered.
     if !st.open {
         return CompOutcome::drop(DropReason::QpState);
     }
     let psn = match window_of(&st).classify(h.headers.bth.psn) {
         AnswerPsn::Outstanding(psn) => psn,
-        AnswerPsn::Stale => return CompOutcome::drop(DropReason::StaleResponse),
+        AnswerPsn::Stale => {
+            st.answered = true;
+            return CompOutcome::drop(DropReason::StaleResponse);
+        }
         AnswerPsn::Unsent => return CompOutcome::drop(DropReason::ResponseUnsent),
     };
+    st.answered = true;
     match h.info.kind {
         OpKind::Ack => on_ack(qp, snap, st, h, psn),
         OpKind::ReadResponse | OpKind::AtomicAck => {
@@ -392,7 +396,11 @@ pub(crate) fn on_timer(qp: &Qp<RrxeDevice>, snap: &Snapshot) -> CompOutcome {
         out.fatal = retry(qp, &mut st, RetryCause::Timeout);
     }
     let retries = st.retry_cnt.saturating_sub(st.retry.left());
+    let silent = out.fatal && !st.answered;
     drop(st);
+    if silent {
+        silent::report(qp, snap, retries);
+    }
     if let Some(us) = super::timeout_us(snap.timeout, retries) {
         pipe.timer.arm(&ObjRef::new(qp), us);
     }
@@ -482,3 +490,4 @@ mod answer;
 mod kunit;
 mod probe;
 mod read_gaps;
+mod silent;

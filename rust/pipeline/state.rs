@@ -222,6 +222,7 @@ impl QpPipe {
             placed: Default::default(),
             read_ask: None,
             probes_unanswered: 0,
+            answered: false,
             probe: None,
             probe_way: ProbeWay::Rewound,
             peer: Default::default(),

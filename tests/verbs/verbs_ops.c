@@ -8,7 +8,7 @@
  * with IBV_WR_BIND_MW (also zero-based), used remotely, invalidated locally and remotely. Then
  * the refusals: rights a key lacks, a moved or invalidated window, another QP's window,
  * misaligned ATOMIC_WRITE, deregistering a region with a bound window, persistent FLUSH access
- * on ordinary memory. Last, the SRQ limit event.
+ * on ordinary memory; a peer that never answers. Last, the SRQ limit event.
  *
  * Usage: verbs_ops DEVICE GID_INDEX [--rxe-compatible]
  *   --rxe-compatible skips the checks where rrxe is stricter than the C rxe: rxe checks a
@@ -176,6 +176,25 @@ static void test_no_responder_resources(void)
 	wr.wr.rdma.rkey = bmr->rkey;
 	CHECK(!post_signaled(qa, &wr) && expect(cqa, 0x29, IBV_WC_REM_INV_REQ_ERR, 0),
 	      "no responder resources: RDMA_READ is a remote invalid request");
+	CHECK(!connect_pair(), "reconnect");
+}
+
+/*
+ * A peer that never answers: A connected to a QP number nobody has, with one retry. Its SEND
+ * fails with a retry-exceeded error after two timeouts; rrxe also counts peer_silent and says
+ * so in the kernel log (verbs_ops.sh checks both).
+ */
+static void test_silent_peer(void)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	CHECK(!rc_connect_psn(qa, 0xfffff0, &gid, gid_index, 4, 0, 0, 1),
+	      "requester connected to QP 0xfffff0, which does not exist");
+	drain();
+	wr = req(0x2a, IBV_WR_SEND, &sge, 0, 64);
+	CHECK(!post_signaled(qa, &wr) && expect(cqa, 0x2a, IBV_WC_RETRY_EXC_ERR, 0),
+	      "silent peer: the SEND fails with a retry-exceeded error");
 	CHECK(!connect_pair(), "reconnect");
 }
 
@@ -594,6 +613,7 @@ int main(int argc, char **argv)
 	test_send();
 	test_rdma();
 	test_no_responder_resources();
+	test_silent_peer();
 	test_atomics();
 	test_atomic_write();
 	test_flush();

@@ -211,6 +211,9 @@ pub(crate) struct SendState {
     /// Tail probes sent since the peer last answered something: each waits twice as long as
     /// the one before (`requester/tail.rs`).
     pub(in crate::pipeline) probes_unanswered: u8,
+    /// The peer answered something (an ACK, a NAK, a response) since the move to RTS: a QP
+    /// that runs out of retries without it reports a silent peer (`completer.rs`).
+    pub(in crate::pipeline) answered: bool,
     /// Selective recovery: after a sequence NAK the packet at this PSN is sent alone, and the
     /// requester waits for its answer ([`crate::proto::recovery`]).
     pub(in crate::pipeline) probe: Option<Psn>,
@@ -239,6 +242,7 @@ impl SendState {
         self.placed.clear();
         self.read_ask = None;
         self.probes_unanswered = 0;
+        self.answered = false;
         self.probe = None;
         self.probe_way = ProbeWay::Rewound;
         self.peer = PeerRecovery::default();
