@@ -306,6 +306,18 @@ impl ib::DeviceOps for RrxeDevice {
         crate::pipeline::report(qp, &RrxeQp::snapshot(qp), entry)
     }
 
+    fn fill_res_cq(cq: &Cq<Self>, entry: &mut ResEntry) -> Result {
+        RrxeCq::report(cq, entry)
+    }
+
+    fn fill_res_mr(mr: &Mr<Self>, entry: &mut ResEntry) -> Result {
+        mr.report(entry)
+    }
+
+    fn fill_res_srq(srq: &Srq<Self>, entry: &mut ResEntry) -> Result {
+        RrxeSrq::report(srq, entry)
+    }
+
     fn attach_mcast(qp: &Qp<Self>, gid: [u8; 16]) -> Result {
         if !qp.is_ud() {
             return Err(EINVAL);

@@ -399,6 +399,21 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
         Ok(())
     }
 
+    /// As [`Self::fill_res_qp`], for a CQ (`rdma -dd res show cq`).
+    fn fill_res_cq(_cq: &Cq<Self>, _entry: &mut ResEntry) -> Result {
+        Ok(())
+    }
+
+    /// As [`Self::fill_res_qp`], for an MR (`rdma -dd res show mr`).
+    fn fill_res_mr(_mr: &Mr<Self>, _entry: &mut ResEntry) -> Result {
+        Ok(())
+    }
+
+    /// As [`Self::fill_res_qp`], for an SRQ (`rdma -dd res show srq`).
+    fn fill_res_srq(_srq: &Srq<Self>, _entry: &mut ResEntry) -> Result {
+        Ok(())
+    }
+
     /// Attaches a UD QP to the multicast group `gid`.
     fn attach_mcast(_qp: &Qp<Self>, _gid: [u8; 16]) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)

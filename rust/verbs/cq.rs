@@ -24,6 +24,7 @@ use crate::{
         MmapHandle,
         NotifyFlags,
         QpHandle,
+        ResEntry,
         Udata,
         Wc,
         WcOut,
@@ -221,6 +222,18 @@ impl RrxeCq {
     /// The number of completions the CQ holds (`ib_cq.cqe`).
     pub(crate) fn capacity(&self) -> u32 {
         self.capacity.load(Relaxed)
+    }
+
+    /// The CQ's state for `rdma -dd res show cq`: completions not yet read, the armed notify
+    /// bits, and whether it overran.
+    pub(crate) fn report(cq: &Cq<RrxeDevice>, e: &mut ResEntry) -> Result {
+        let (unread, armed, overrun) = {
+            let st = cq.state.lock();
+            (st.ring.unread(), st.armed, st.overrun)
+        };
+        e.u32(c"unread", unread)?;
+        e.u32_hex(c"armed", armed)?;
+        e.u32(c"overrun", u32::from(overrun))
     }
 
     /// Replaces a user CQ's ring with one of at least `cqe` entries, keeping unread completions.

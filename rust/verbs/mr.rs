@@ -18,6 +18,7 @@ use crate::{
         Mr,
         MrKeys,
         Prefetch,
+        ResEntry,
         Umem,
         UmemOdp, //
     },
@@ -143,6 +144,29 @@ impl RrxeMr {
     /// The `IB_ACCESS_*` rights.
     pub(crate) fn access(&self) -> AccessFlags {
         AccessFlags::from_raw(self.access.load(Relaxed))
+    }
+
+    /// The MR's state for `rdma -dd res show mr`: what it maps, its rights, the windows bound
+    /// to it and, for a fast-registration MR, whether a registration is valid and its pages.
+    pub(crate) fn report(&self, e: &mut ResEntry) -> Result {
+        let kind = match &self.kind {
+            MrKind::User { .. } => c"pinned",
+            MrKind::OnDemand { .. } => c"on_demand",
+            MrKind::Dma(_) => c"dma",
+            MrKind::FastReg { .. } => c"fast_reg",
+        };
+        e.str(c"kind", kind)?;
+        e.u32_hex(c"access", self.access.load(Relaxed))?;
+        e.u32(c"windows", self.binds.load(Relaxed))?;
+        if let MrKind::FastReg { pages, .. } = &self.kind {
+            let (valid, n) = {
+                let p = pages.lock();
+                (p.valid, p.pages.len())
+            };
+            e.u32(c"valid", u32::from(valid))?;
+            e.u32(c"pages", u32::try_from(n).unwrap_or(u32::MAX))?;
+        }
+        Ok(())
     }
 
     /// The count of memory windows bound to the region.

@@ -20,6 +20,7 @@ use crate::{
         Device,
         MmapHandle,
         RecvWrChain,
+        ResEntry,
         Srq,
         SrqAttr,
         SrqMask,
@@ -232,6 +233,18 @@ impl RrxeSrq {
     /// The most SGEs a receive WQE of the SRQ holds.
     pub(crate) fn max_sge(srq: &Srq<RrxeDevice>) -> u32 {
         srq.max_sge
+    }
+
+    /// The SRQ's state for `rdma -dd res show srq`: WQEs posted and not yet taken, and the
+    /// armed limit (0: none).
+    pub(crate) fn report(srq: &Srq<RrxeDevice>, e: &mut ResEntry) -> Result {
+        let (queued, limit) = {
+            let st = srq.state.lock();
+            (st.ring.pending().unwrap_or(0), st.limit)
+        };
+        e.u32(c"queued", queued)?;
+        e.u32(c"limit", limit)?;
+        e.u32(c"max_sge", srq.max_sge)
     }
 
     /// Query SRQ.

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # libibverbs (stock rxe provider) sees the device with true attributes: ibv_devices,
-# ibv_devinfo [-v]; rxe's sysfs attributes: parent, a writable node_desc.
+# ibv_devinfo [-v]; rxe's sysfs attributes: parent, a writable node_desc; rrxe's driver attributes
+# of QPs, CQs, MRs and SRQs in `rdma -dd res show` (to root only).
 . "$(dirname "$0")/lib.sh"
 trap cleanup_driver EXIT
 nic_up
@@ -81,6 +82,29 @@ if is_rrxe; then
 				fail "rdma -dd res show qp $q as nobody shows $a"
 		done
 	done
+	# Driver attributes of CQs (ib_mad's, a kernel CQ), and of the MRs, SRQ and CQ of an
+	# ibv_srq_pingpong server (it holds them while it waits for its client).
+	res=$(timeout 10 rdma -dd res show cq dev "$DEV" 2>&1)
+	diag "CQs: $(echo "$res" | head -n 1 | tr -s ' \n' ' ')"
+	for a in 'unread [0-9]' 'armed 0x' 'overrun 0'; do
+		echo "$res" | grep -q "$a" || fail "rdma -dd res show cq: no $a"
+	done
+	timeout 30 ibv_srq_pingpong -d "$DEV" -g "$(gid_index "$DEV" ffff:0a00:020f)" -p 18690 \
+		>/dev/null 2>&1 &
+	srq_srv=$!
+	wait_for 10 listening 18690 || fail "ibv_srq_pingpong: not listening"
+	res=$(timeout 10 rdma -dd res show srq dev "$DEV" 2>&1)
+	diag "SRQ: $(echo "$res" | tr -s ' \n' ' ')"
+	for a in 'queued [1-9]' 'limit 0' 'max_sge 1'; do
+		echo "$res" | grep -q "$a" || fail "rdma -dd res show srq: no $a"
+	done
+	res=$(timeout 10 rdma -dd res show mr dev "$DEV" 2>&1)
+	diag "MRs: $(echo "$res" | head -n 1 | tr -s ' \n' ' ')"
+	for a in 'kind pinned' 'access 0x' 'windows 0'; do
+		echo "$res" | grep -q "$a" || fail "rdma -dd res show mr: no $a"
+	done
+	kill $srq_srv 2>/dev/null
+	wait $srq_srv 2>/dev/null
 else
 	diag "device: $(readlink "$sys/device" || echo none)"
 fi

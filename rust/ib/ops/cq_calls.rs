@@ -97,4 +97,17 @@ impl<T: DeviceOps> Adapter<T> {
         let done = out.written();
         c_int::try_from(done).unwrap_or(c_int::MAX)
     }
+
+    /// # Safety
+    ///
+    /// Called by ib_core's resource dump with its message and a CQ of ours.
+    pub(super) unsafe extern "C" fn fill_res_cq_entry(
+        msg: *mut bindings::sk_buff,
+        ibcq: *mut bindings::ib_cq,
+    ) -> c_int {
+        // SAFETY: A created CQ of ours (the dump holds it; destroy drains the dump first).
+        let cq = unsafe { Cq::<T>::from_raw(ibcq) };
+        // SAFETY: `msg` is the entry being filled, during this call.
+        from_result(|| unsafe { ResEntry::fill(msg, |e| T::fill_res_cq(cq, e)) }.map(|()| 0))
+    }
 }

@@ -244,4 +244,17 @@ impl<T: DeviceOps> Adapter<T> {
         unsafe { Mw::<T>::drop_data(ibmw) };
         0
     }
+
+    /// # Safety
+    ///
+    /// Called by ib_core's resource dump with its message and an MR of ours.
+    pub(super) unsafe extern "C" fn fill_res_mr_entry(
+        msg: *mut bindings::sk_buff,
+        ibmr: *mut bindings::ib_mr,
+    ) -> c_int {
+        // SAFETY: A registered MR of ours (the dump holds it; deregistration waits for it).
+        let mr = unsafe { Mr::<T>::from_raw(ibmr) };
+        // SAFETY: `msg` is the entry being filled, during this call.
+        from_result(|| unsafe { ResEntry::fill(msg, |e| T::fill_res_mr(mr, e)) }.map(|()| 0))
+    }
 }

@@ -150,4 +150,17 @@ impl<T: DeviceOps> Adapter<T> {
         // SAFETY: The caller's chain is valid and `bad_wr` writable for this call.
         unsafe { post_chain(wr, bad_wr, |chain| T::post_srq_recv(srq, chain)) }
     }
+
+    /// # Safety
+    ///
+    /// Called by ib_core's resource dump with its message and an SRQ of ours.
+    pub(super) unsafe extern "C" fn fill_res_srq_entry(
+        msg: *mut bindings::sk_buff,
+        ibsrq: *mut bindings::ib_srq,
+    ) -> c_int {
+        // SAFETY: A created SRQ of ours (the dump holds it; destroy drains the dump first).
+        let srq = unsafe { Srq::<T>::from_raw(ibsrq) };
+        // SAFETY: `msg` is the entry being filled, during this call.
+        from_result(|| unsafe { ResEntry::fill(msg, |e| T::fill_res_srq(srq, e)) }.map(|()| 0))
+    }
 }

@@ -88,6 +88,13 @@ impl<T: DeviceOps> Adapter<T> {
         modify_qp: Some(Self::modify_qp),
         query_qp: Some(Self::query_qp),
         fill_res_qp_entry: Some(Self::fill_res_qp_entry),
+        fill_res_cq_entry: Some(Self::fill_res_cq_entry),
+        fill_res_mr_entry: Some(Self::fill_res_mr_entry),
+        fill_res_srq_entry: if T::HAS_CREATE_SRQ {
+            Some(Self::fill_res_srq_entry)
+        } else {
+            None
+        },
         post_send: Some(Self::post_send),
         post_recv: Some(Self::post_recv),
         post_srq_recv: if T::HAS_CREATE_SRQ {
