@@ -277,6 +277,13 @@ impl Counters {
         }
     }
 
+    /// Sets the values to `v` (index order).
+    pub(crate) fn set(&self, v: &[u64; COUNT]) {
+        for (a, &x) in self.0.iter().zip(v) {
+            a.store(x, Relaxed);
+        }
+    }
+
     /// Adds each value to its slot of `out` (index order).
     pub(crate) fn add_to(&self, out: &mut [u64]) {
         for (o, a) in out.iter_mut().zip(&self.0) {

@@ -18,8 +18,22 @@ use super::{
     Qp, //
 };
 use crate::bindings;
-use core::marker::PhantomData;
-use kernel::types::Opaque;
+use core::{
+    marker::PhantomData,
+    ptr,
+    sync::atomic::{
+        AtomicPtr,
+        Ordering::{
+            AcqRel,
+            Acquire,
+            Release, //
+        },
+    },
+};
+use kernel::{
+    error::code::EINVAL,
+    types::Opaque, //
+};
 
 /// A per-QP counter set: the C `struct rdma_counter` at offset 0, then the driver data.
 ///
@@ -42,10 +56,14 @@ impl<T: DeviceOps> Counter<T> {
     /// The C structure comes first: ib_core treats the allocation's start as the counter.
     const IB_AT_OFFSET_0: () = assert!(core::mem::offset_of!(Self, ib) == 0);
 
+    /// ib_core's allocation (`kzalloc`) is aligned to 8 bytes at least, not more.
+    const ALIGN_8: () = assert!(core::mem::align_of::<Self>() <= 8);
+
     /// The `size_rdma_counter` value for ib_core.
     pub(super) const SIZE: usize = {
         let () = Self::NO_DROP;
         let () = Self::IB_AT_OFFSET_0;
+        let () = Self::ALIGN_8;
         core::mem::size_of::<Self>()
     };
 
@@ -85,8 +103,8 @@ impl<T: DeviceOps> Counter<T> {
     /// The counter's id (`rdma statistic` shows it as `cntn`), 0 before its first bind gave it
     /// one.
     pub(crate) fn id(&self) -> u32 {
-        // SAFETY: `id` is written only by the bind op, which ib_core serialises with the other
-        // counter ops under the counter's lock.
+        // SAFETY: `id` is written once, by the first bind op, before anyone but that op's
+        // caller can see the counter; the ops that read it run after it.
         unsafe { (*self.as_raw()).id }
     }
 
@@ -97,33 +115,42 @@ impl<T: DeviceOps> Counter<T> {
         unsafe { Device::from_raw((*self.as_raw()).device) }
     }
 
-    /// Binds `qp` (the bind op): `T::bind_counter`, then the counter's id and the QP's link to
-    /// it, which the unbind op follows.
+    /// Binds `qp` (the bind op): claims the QP's link to a counter, then `T::bind_counter`,
+    /// then a new counter's id. ib_core checks the link without a lock two binds of the QP to
+    /// different counters share (each holds its own counter's): the claim lets one win.
     pub(super) fn bind(&self, qp: &Qp<T>) -> kernel::error::Result {
-        let id = T::bind_counter(self, qp)?;
-        // SAFETY: The core holds the counter's lock: nothing else writes `id`. `qp->counter` is
-        // the driver's to set in this op (the core reads it to unbind).
-        unsafe {
-            (*self.as_raw()).id = id;
-            (*qp.as_raw()).counter = self.as_raw();
+        let slot = qp.counter_slot();
+        slot.compare_exchange(ptr::null_mut(), self.as_raw(), AcqRel, Acquire)
+            .map_err(|_| EINVAL)?;
+        let id = T::bind_counter(self, qp).inspect_err(|_| slot.store(ptr::null_mut(), Release))?;
+        if self.id() == 0 {
+            // SAFETY: A new counter (id 0): ib_core makes it visible to other readers only after
+            // this first bind returns; it holds the counter's lock.
+            unsafe { (*self.as_raw()).id = id };
         }
         Ok(())
     }
 }
 
 impl<T: DeviceOps> Qp<T> {
+    /// The QP's link to its per-QP counter (`qp->counter`), which our bind and unbind ops
+    /// set and ib_core reads.
+    fn counter_slot(&self) -> &AtomicPtr<bindings::rdma_counter> {
+        // SAFETY: `counter` is an aligned pointer field of the live QP; the driver only ever
+        // accesses it atomically (ib_core reads it plainly, as it does mlx5's).
+        unsafe { AtomicPtr::from_ptr(&raw mut (*self.as_raw()).counter) }
+    }
+
     /// The per-QP counter `qp` is bound to, as the bind op linked it.
     pub(super) fn counter(&self) -> Option<&Counter<T>> {
-        // SAFETY: `counter` is set by our bind op to one of our counters and cleared by our
-        // unbind op; the core keeps a counter alive while QPs are bound to it.
-        let c = unsafe { (*self.as_raw()).counter };
-        // SAFETY: Non-null: a counter of ours, as above.
+        let c = self.counter_slot().load(Acquire);
+        // SAFETY: Non-null, it is a counter of ours set by our bind op and cleared by our
+        // unbind op: the core keeps a counter alive while QPs are bound to it.
         (!c.is_null()).then(|| unsafe { Counter::from_raw(c) })
     }
 
     /// Clears the QP's link to its counter (the unbind op, after `T::unbind_counter`).
     pub(super) fn clear_counter(&self) {
-        // SAFETY: The core serialises binds and unbinds of a QP under its counter's lock.
-        unsafe { (*self.as_raw()).counter = core::ptr::null_mut() };
+        self.counter_slot().store(ptr::null_mut(), Release);
     }
 }

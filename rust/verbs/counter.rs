@@ -28,6 +28,7 @@ use crate::{
         PmaCounters,
         Qp, //
     },
+    kernel_ext::now_ns,
 };
 use kernel::{
     prelude::*,
@@ -97,16 +98,27 @@ impl Drop for QpCounts {
     }
 }
 
-/// A per-QP counter's data: what QPs counted while bound to it, once they left it.
+/// A per-QP counter's data: what QPs counted while bound to it, once they left it, and its
+/// values as last summed.
 pub(crate) struct RrxeCounter {
     left: Counters,
+    /// The values [`Self::values`] summed last, at `summed_ns` (0: none, or a bind or unbind
+    /// since): ib_core asks each counter once per port counter it shows, and each sum walks
+    /// the device's QPs.
+    summed: Counters,
+    summed_ns: Atomic<u64>,
 }
+
+/// How long a counter's sum answers again.
+const SUM_LIFESPAN_NS: u64 = 10_000_000;
 
 impl RrxeCounter {
     /// A new counter's data.
     pub(crate) fn new() -> Self {
         Self {
             left: Counters::new(),
+            summed: Counters::new(),
+            summed_ns: Atomic::new(0),
         }
     }
 
@@ -121,6 +133,7 @@ impl RrxeCounter {
         let counts = qp.counts();
         counts.counter.store(id, Relaxed);
         counts.counts.move_to(&counts.device, None);
+        c.data().summed_ns.store(0, Relaxed);
         Ok(id)
     }
 
@@ -132,18 +145,30 @@ impl RrxeCounter {
             .counts
             .move_to(&c.data().left, Some(c.device().counted_elsewhere()));
         counts.counter.store(0, Relaxed);
+        c.data().summed_ns.store(0, Relaxed);
     }
 
-    /// The counter's values (`counter_values`).
+    /// The counter's values (`counter_values`; ib_core holds the counter's lock, as for bind
+    /// and unbind): summed again when the last sum is older than [`SUM_LIFESPAN_NS`] or a QP
+    /// was bound or unbound since.
     pub(crate) fn values(c: &ib::Counter<RrxeDevice>, out: &mut [u64]) {
-        c.data().left.add_to(out);
-        let id = c.id();
-        c.device().for_each_qp(|qp| {
-            let counts = qp.counts();
-            if counts.counter.load(Relaxed) == id {
-                counts.counts.add_to(out);
-            }
-        });
+        let me = c.data();
+        let now = now_ns();
+        let at = me.summed_ns.load(Relaxed);
+        if at == 0 || now.saturating_sub(at) >= SUM_LIFESPAN_NS {
+            let mut sum = [0u64; counters::COUNT];
+            me.left.add_to(&mut sum);
+            let id = c.id();
+            c.device().for_each_qp(|qp| {
+                let counts = qp.counts();
+                if counts.counter.load(Relaxed) == id {
+                    counts.counts.add_to(&mut sum);
+                }
+            });
+            me.summed.set(&sum);
+            me.summed_ns.store(now.max(1), Relaxed);
+        }
+        me.summed.add_to(out);
     }
 
     /// The counter is gone (`dealloc_counter`): its id goes back to the device.

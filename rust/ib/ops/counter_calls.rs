@@ -37,9 +37,6 @@ impl<T: DeviceOps> Adapter<T> {
     ) -> c_int {
         // SAFETY: Guaranteed by the caller; the core holds references to both for the call.
         let (counter, qp) = unsafe { (Counter::<T>::from_raw(counter), Qp::<T>::from_raw(ibqp)) };
-        if qp.counter().is_some() {
-            return EINVAL.to_errno();
-        }
         from_result(|| counter.bind(qp).map(|()| 0))
     }
 
