@@ -26,9 +26,10 @@ pub(super) fn report(qp: &Qp<RrxeDevice>, snap: &Snapshot, retries: u8) {
     }
     pr_warn!(
         "{}: QP {:#x} had no answer from its peer (QP {:#x} at {}) to {} retries: no RoCE v2 QP \
-         answers there. Check the GID index (an address the peer has; IPv4-mapped for IPv4), \
-         that UDP port 4791 is open on the path and at the peer, and that the peer's QP is in \
-         RTR with this QP's number as its destination.\n",
+         answers there, or its answers are dropped here (drop_* counters). Check the GID index \
+         (an address the peer has; IPv4-mapped for IPv4), that UDP port 4791 is open on the \
+         path and at the peer, and that the peer's QP is in RTR with this QP's number as its \
+         destination.\n",
         dev.name(),
         snap.qpn,
         snap.dest_qpn,
