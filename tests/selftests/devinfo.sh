@@ -4,7 +4,8 @@
 # ibv_devinfo [-v]; rxe's sysfs attributes: parent, a writable node_desc; rrxe's driver attributes
 # of QPs, CQs, MRs and SRQs in `rdma -dd res show` (to root only).
 . "$(dirname "$0")/lib.sh"
-trap cleanup_driver EXIT
+srq_srv=
+trap 'kill $srq_srv 2>/dev/null; cleanup_driver' EXIT
 nic_up
 modprobe ib_uverbs
 check "add $DEV" link_add "$DEV" "$NIC"
@@ -86,8 +87,8 @@ if is_rrxe; then
 	# ibv_srq_pingpong server (it holds them while it waits for its client).
 	res=$(timeout 10 rdma -dd res show cq dev "$DEV" 2>&1)
 	diag "CQs: $(echo "$res" | head -n 1 | tr -s ' \n' ' ')"
-	for a in 'unread [0-9]' 'armed 0x' 'overrun 0'; do
-		echo "$res" | grep -q "$a" || fail "rdma -dd res show cq: no $a"
+	for a in 'unread [0-9]+' 'armed 0x[0-3]' 'overrun 0'; do
+		echo "$res" | grep -qwE "drv_$a" || fail "rdma -dd res show cq: no $a"
 	done
 	timeout 30 ibv_srq_pingpong -d "$DEV" -g "$(gid_index "$DEV" ffff:0a00:020f)" -p 18690 \
 		>/dev/null 2>&1 &
@@ -95,16 +96,23 @@ if is_rrxe; then
 	wait_for 10 listening 18690 || fail "ibv_srq_pingpong: not listening"
 	res=$(timeout 10 rdma -dd res show srq dev "$DEV" 2>&1)
 	diag "SRQ: $(echo "$res" | tr -s ' \n' ' ')"
-	for a in 'queued [1-9]' 'limit 0' 'max_sge 1'; do
-		echo "$res" | grep -q "$a" || fail "rdma -dd res show srq: no $a"
+	for a in 'queued [1-9][0-9]*' 'limit 0' 'max_sge 1'; do
+		echo "$res" | grep -qw "drv_$a" || fail "rdma -dd res show srq: no $a"
 	done
 	res=$(timeout 10 rdma -dd res show mr dev "$DEV" 2>&1)
 	diag "MRs: $(echo "$res" | head -n 1 | tr -s ' \n' ' ')"
-	for a in 'kind pinned' 'access 0x' 'windows 0'; do
-		echo "$res" | grep -q "$a" || fail "rdma -dd res show mr: no $a"
+	for a in 'kind pinned' 'access 0x[0-9a-f]+' 'windows 0'; do
+		echo "$res" | grep -qwE "drv_$a" || fail "rdma -dd res show mr: no $a"
+	done
+	# As for QPs, to root only.
+	for o in cq srq mr; do
+		res=$(timeout 10 setpriv --reuid=65534 --regid=65534 --clear-groups \
+			rdma -dd res show $o dev "$DEV" 2>&1)
+		! echo "$res" | grep -q drv_ || fail "rdma -dd res show $o as nobody shows drv_"
 	done
 	kill $srq_srv 2>/dev/null
 	wait $srq_srv 2>/dev/null
+	srq_srv=
 else
 	diag "device: $(readlink "$sys/device" || echo none)"
 fi
