@@ -159,6 +159,18 @@ impl<T: DeviceOps> Adapter<T> {
     /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
     pub(super) unsafe extern "C" fn dealloc_ucontext(_uctx: *mut bindings::ib_ucontext) {}
 
+    /// The device goes away (deleted, or moved to another network namespace) while `uctx` is
+    /// open: ib_core has destroyed its objects without waiting for the process. Nothing is left
+    /// to do: a context carries no driver state, and what its process mapped ([`MmapEntry`]) are
+    /// pages it holds references to, with no `vm_ops` of this module, so they outlive the
+    /// device and the module safely. Having the op lets ib_core disassociate instead of
+    /// waiting for every process, and move the device between namespaces (`rdma dev set`).
+    ///
+    /// # Safety
+    ///
+    /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
+    pub(super) unsafe extern "C" fn disassociate_ucontext(_uctx: *mut bindings::ib_ucontext) {}
+
     /// # Safety
     ///
     /// Called by ib_core with valid arguments, for a device created by [`Device::register`].

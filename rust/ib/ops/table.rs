@@ -31,6 +31,7 @@ impl<T: DeviceOps> Adapter<T> {
         query_pkey: Some(Self::query_pkey),
         alloc_ucontext: Some(Self::alloc_ucontext),
         dealloc_ucontext: Some(Self::dealloc_ucontext),
+        disassociate_ucontext: Some(Self::disassociate_ucontext),
         alloc_pd: Some(Self::alloc_pd),
         dealloc_pd: Some(Self::dealloc_pd),
         dealloc_driver: Some(Self::dealloc_driver),
