@@ -45,21 +45,22 @@ FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_n
 # perftest, link handling and KUnit (pure logic, the fast kernel covers most of it).
 # smb_direct is not here: it skips on Debian 12.
 DEBUG="kverbs nfs_rdma nvmeof busy_rmmod odp odp_stall teardown_races rmmod netdev_unregister \
-	verbs_hostile verbs_attack uverbs_fuzz verbs_ops qp_counters dev_netns hostile_packets packet_fuzz pingpong rdma_cm \
-	verbs_qp verbs_objs verbs_cq perftest link_add_del one_per_netdev rxe_refusal mad kunit"
+	verbs_hostile verbs_attack uverbs_fuzz verbs_ops dev_netns hostile_packets packet_fuzz \
+	pingpong rdma_cm qp_counters verbs_qp verbs_objs verbs_cq perftest link_add_del \
+	one_per_netdev rxe_refusal mad kunit"
 # The oracle subset (the C rdma_rxe, under a budget in make check; make check-full runs FULL):
 # by value, the tests that check verbs semantics against C rxe first, the long sweeps last.
 ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pyverbs odp pingpong udp_sport \
 	tc_priority congestion rdma_cm teardown_races link_add_del devinfo gids netdev_unregister mtu \
-	port_state one_per_netdev rmmod pma_counters qp_counters dev_netns multicast nvmeof nfs_rdma hostile_packets netns \
-	perftest busy_rmmod stacks"
+	port_state one_per_netdev rmmod pma_counters qp_counters dev_netns multicast nvmeof nfs_rdma \
+	hostile_packets netns perftest busy_rmmod stacks"
 declare -A EST=(
 	[busy_rmmod]=25 [teardown_races]=150 [rmmod]=30 [netdev_unregister]=30 [verbs_hostile]=20
 	[verbs_attack]=50 [uverbs_fuzz]=50 [verbs_ops]=20 [kverbs]=60 [hostile_packets]=70
 	[packet_fuzz]=60 [pingpong]=65 [rdma_cm]=35 [verbs_qp]=25 [verbs_objs]=35 [verbs_cq]=20
 	[perftest]=120 [link_add_del]=20 [one_per_netdev]=15 [rxe_refusal]=20 [kunit]=30
-	[pyverbs]=120 [pma_counters]=30 [qp_counters]=60 [dev_netns]=40 [mad]=180 [link_type_rxe]=20 [odp]=90 [nfs_rdma]=220 [nvmeof]=120
-	[odp_stall]=50
+	[pyverbs]=120 [pma_counters]=30 [qp_counters]=105 [dev_netns]=30 [mad]=180
+	[link_type_rxe]=20 [odp]=90 [nfs_rdma]=220 [nvmeof]=120 [odp_stall]=50
 )
 EST_DEFAULT=120
 if [ "$SUBSET" = debug ]; then
