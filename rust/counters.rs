@@ -277,13 +277,6 @@ impl Counters {
         }
     }
 
-    /// Sets the values to `v` (index order).
-    pub(crate) fn set(&self, v: &[u64; COUNT]) {
-        for (a, &x) in self.0.iter().zip(v) {
-            a.store(x, Relaxed);
-        }
-    }
-
     /// Adds each value to its slot of `out` (index order).
     pub(crate) fn add_to(&self, out: &mut [u64]) {
         for (o, a) in out.iter_mut().zip(&self.0) {
@@ -304,6 +297,62 @@ impl Counters {
                     b.fetch_add(v, Relaxed);
                 }
             }
+        }
+    }
+}
+
+/// A sum of counter sets, kept for [`SUM_LIFESPAN_NS`]: sums walk a device's QPs, and their
+/// askers (a per-QP counter asked once per port counter shown, a PerfMgt MAD from the wire)
+/// must not make every ask a walk. One asker sums at a time; the others take the last sum.
+pub(crate) struct SumCache {
+    values: Counters,
+    /// When `values` were summed (0: never, or forgotten).
+    at_ns: Atomic<u64>,
+    summing: Atomic<bool>,
+}
+
+/// How long a sum answers again.
+pub(crate) const SUM_LIFESPAN_NS: u64 = 10_000_000;
+
+impl SumCache {
+    /// No sum yet.
+    pub(crate) fn new() -> Self {
+        Self {
+            values: Counters::new(),
+            at_ns: Atomic::new(0),
+            summing: Atomic::new(false),
+        }
+    }
+
+    /// Forgets the sum: what it summed moved.
+    pub(crate) fn forget(&self) {
+        self.at_ns.store(0, Relaxed);
+    }
+
+    /// Adds the sum to `out` (index order): the last one if younger than [`SUM_LIFESPAN_NS`] at
+    /// `now` (ns) or another asker is summing, else one `sum` makes now.
+    pub(crate) fn add_to(&self, out: &mut [u64], now: u64, sum: impl FnOnce(&mut [u64; COUNT])) {
+        let at = self.at_ns.load(Relaxed);
+        if at != 0 && now.saturating_sub(at) < SUM_LIFESPAN_NS {
+            self.values.add_to(out);
+            return;
+        }
+        let mine = !self.summing.xchg(true, Relaxed);
+        if !mine && at != 0 {
+            self.values.add_to(out);
+            return;
+        }
+        let mut v = [0u64; COUNT];
+        sum(&mut v);
+        if mine {
+            for (a, &x) in self.values.0.iter().zip(&v) {
+                a.store(x, Relaxed);
+            }
+            self.at_ns.store(now.max(1), Relaxed);
+            self.summing.store(false, Relaxed);
+        }
+        for (o, x) in out.iter_mut().zip(v) {
+            *o = o.wrapping_add(x);
         }
     }
 }
@@ -355,5 +404,27 @@ mod tests {
         c.add_to(&mut v);
         c.add_to(&mut v);
         assert_eq!(v[Counter::RcvdPkts as usize], 5);
+    }
+
+    #[test]
+    fn a_sum_answers_again_until_it_is_old_or_forgotten() {
+        let cache = SumCache::new();
+        let mut sums = 0;
+        let mut ask = |now: u64| {
+            let mut out = [0u64; COUNT];
+            cache.add_to(&mut out, now, |v| {
+                sums += 1;
+                v[0] = now;
+            });
+            out[0]
+        };
+        assert_eq!(ask(1000), 1000);
+        assert_eq!(ask(1000 + SUM_LIFESPAN_NS - 1), 1000);
+        assert_eq!(ask(1000 + SUM_LIFESPAN_NS), 1000 + SUM_LIFESPAN_NS);
+        assert_eq!(sums, 2);
+        cache.forget();
+        let mut out = [0u64; COUNT];
+        cache.add_to(&mut out, 5, |v| v[0] = 7);
+        assert_eq!(out[0], 7);
     }
 }

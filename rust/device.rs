@@ -15,6 +15,7 @@ use crate::{
         Counter,
         Counters,
         DropReason, //
+        SumCache,
     },
     ib::{
         AddressVector,
@@ -74,6 +75,8 @@ pub(crate) struct RrxeDevice {
     /// What QPs counted while bound to a per-QP counter, once they left it: the performance
     /// management agent's totals include it.
     counted_elsewhere: Counters,
+    /// The performance management agent's last totals ([`crate::verbs::counter::pma`]).
+    pma_sum: SumCache,
     /// Per-QP counter ids.
     counter_ids: Arc<IndexPool>,
     /// Whether the GSI QP (QP1) exists.
@@ -142,6 +145,7 @@ impl RrxeDevice {
             mcast: KBox::pin_init(McastTable::new(), GFP_KERNEL)?,
             counters: Arc::new(Counters::new(), GFP_KERNEL)?,
             counted_elsewhere: Counters::new(),
+            pma_sum: SumCache::new(),
             counter_ids: Arc::pin_init(IndexPool::new(1, limits::MAX_QP_INDEX), GFP_KERNEL)?,
             gsi: Arc::new(Atomic::new(false), GFP_KERNEL)?,
             reorder: Arc::new(Atomic::new(0), GFP_KERNEL)?,
@@ -231,6 +235,11 @@ impl RrxeDevice {
     /// What QPs counted while bound to a per-QP counter, once they left it.
     pub(crate) fn counted_elsewhere(&self) -> &Counters {
         &self.counted_elsewhere
+    }
+
+    /// The performance management agent's last totals.
+    pub(crate) fn pma_sum(&self) -> &SumCache {
+        &self.pma_sum
     }
 
     /// The pool of per-QP counter ids.

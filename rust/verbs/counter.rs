@@ -19,7 +19,8 @@ use crate::{
         self,
         Counter,
         Counters,
-        DropReason, //
+        DropReason,
+        SumCache, //
     },
     device::RrxeDevice,
     ib::{
@@ -94,31 +95,23 @@ impl QpCounts {
 
 impl Drop for QpCounts {
     fn drop(&mut self) {
-        self.counts.move_to(&self.device, None);
+        self.retire();
     }
 }
 
 /// A per-QP counter's data: what QPs counted while bound to it, once they left it, and its
-/// values as last summed.
+/// values as last summed (ib_core asks each counter once per port counter it shows).
 pub(crate) struct RrxeCounter {
     left: Counters,
-    /// The values [`Self::values`] summed last, at `summed_ns` (0: none, or a bind or unbind
-    /// since): ib_core asks each counter once per port counter it shows, and each sum walks
-    /// the device's QPs.
-    summed: Counters,
-    summed_ns: Atomic<u64>,
+    summed: SumCache,
 }
-
-/// How long a counter's sum answers again.
-const SUM_LIFESPAN_NS: u64 = 10_000_000;
 
 impl RrxeCounter {
     /// A new counter's data.
     pub(crate) fn new() -> Self {
         Self {
             left: Counters::new(),
-            summed: Counters::new(),
-            summed_ns: Atomic::new(0),
+            summed: SumCache::new(),
         }
     }
 
@@ -133,7 +126,7 @@ impl RrxeCounter {
         let counts = qp.counts();
         counts.counter.store(id, Relaxed);
         counts.counts.move_to(&counts.device, None);
-        c.data().summed_ns.store(0, Relaxed);
+        c.data().summed.forget();
         Ok(id)
     }
 
@@ -145,30 +138,24 @@ impl RrxeCounter {
             .counts
             .move_to(&c.data().left, Some(c.device().counted_elsewhere()));
         counts.counter.store(0, Relaxed);
-        c.data().summed_ns.store(0, Relaxed);
+        c.data().summed.forget();
     }
 
     /// The counter's values (`counter_values`; ib_core holds the counter's lock, as for bind
-    /// and unbind): summed again when the last sum is older than [`SUM_LIFESPAN_NS`] or a QP
+    /// and unbind): summed again when the last sum is older than [`counters::SUM_LIFESPAN_NS`] or a QP
     /// was bound or unbound since.
     pub(crate) fn values(c: &ib::Counter<RrxeDevice>, out: &mut [u64]) {
         let me = c.data();
-        let now = now_ns();
-        let at = me.summed_ns.load(Relaxed);
-        if at == 0 || now.saturating_sub(at) >= SUM_LIFESPAN_NS {
-            let mut sum = [0u64; counters::COUNT];
-            me.left.add_to(&mut sum);
+        me.summed.add_to(out, now_ns(), |sum| {
+            me.left.add_to(sum);
             let id = c.id();
             c.device().for_each_qp(|qp| {
                 let counts = qp.counts();
                 if counts.counter.load(Relaxed) == id {
-                    counts.counts.add_to(&mut sum);
+                    counts.counts.add_to(sum);
                 }
             });
-            me.summed.set(&sum);
-            me.summed_ns.store(now.max(1), Relaxed);
-        }
-        me.summed.add_to(out);
+        });
     }
 
     /// The counter is gone (`dealloc_counter`): its id goes back to the device.
@@ -192,11 +179,14 @@ pub(crate) fn port_values(dev: &Device<RrxeDevice>, out: &mut [u64]) {
 }
 
 /// The port's totals for the performance management agent: everything, whichever counter
-/// shows it. Must not sleep.
+/// shows it, summed at most once per [`counters::SUM_LIFESPAN_NS`] (a PerfMgt MAD may come from the
+/// wire: no walk over the QPs per packet). Must not sleep.
 pub(crate) fn pma(dev: &Device<RrxeDevice>) -> PmaCounters {
     let mut all = [0u64; counters::COUNT];
-    dev.counters().add_to(&mut all);
-    dev.counted_elsewhere().add_to(&mut all);
-    dev.for_each_qp(|qp| qp.counts().counts.add_to(&mut all));
+    dev.pma_sum().add_to(&mut all, now_ns(), |sum| {
+        dev.counters().add_to(sum);
+        dev.counted_elsewhere().add_to(sum);
+        dev.for_each_qp(|qp| qp.counts().counts.add_to(sum));
+    });
     counters::pma(&all)
 }
