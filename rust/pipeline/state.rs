@@ -398,14 +398,18 @@ impl QpPipe {
                 r.direct_recv = None;
                 // An overrun not acted on yet belongs to the QP's past.
                 self.cq_overrun.store(false, Relaxed);
+                // And so do replies held for a pass that may send (packets not yet routed or
+                // charged: freeing them here holds nothing up).
+                r.held.clear();
             }
             // In ERR, a receive WQE the responder took and did not finish is flushed by
             // `flush_queues`, before the ring's.
             r.write = None;
             r.read = None;
-            // Replies held for a pass that may send belong to the QP's past too (packets not
-            // yet routed or charged: freeing them here holds nothing up).
-            r.held.clear();
+            // Replies held in ERR still go, with the next pass that may send: they answer
+            // requests that arrived before the error, and the last of them may be the fatal
+            // NAK that moved the QP here (a pass that may not send holds it, then fails the
+            // QP). Dropped, the requester would never learn why its peer went silent.
             drop(r);
             // And so do the requests kept past a gap.
             super::responder::clear_store(self);
