@@ -288,8 +288,15 @@ impl RrxeDevice {
 
     /// The MR with key `key` in protection domain `pd`.
     pub(crate) fn lookup_mr(&self, key: u32, pd: usize) -> Option<ObjRef<Mr<RrxeDevice>>> {
-        let mr = self.mr_table.get(key >> 8)?;
-        (mr.lkey() == key && mr.pd_id() == pd).then_some(mr)
+        self.lookup_mr_index(key >> 8, pd)
+            .filter(|mr| mr.key() == key)
+    }
+
+    /// The MR of index `index` (its key without the low byte) in protection domain `pd`,
+    /// whatever its key: a fast registration gives it a new one.
+    pub(crate) fn lookup_mr_index(&self, index: u32, pd: usize) -> Option<ObjRef<Mr<RrxeDevice>>> {
+        let mr = self.mr_table.get(index)?;
+        (mr.pd_id() == pd).then_some(mr)
     }
 
     /// The MW table (shared with the MWs, which remove themselves).

@@ -200,13 +200,6 @@ impl<T: DeviceOps> Mr<T> {
             (ib.iova, ib.length, ib.page_size)
         }
     }
-
-    /// The current local key.
-    pub(crate) fn lkey(&self) -> u32 {
-        // SAFETY: The MR is registered; `lkey` is a plain field (fast registration rewrites it
-        // in process context, a racy read only yields an old key).
-        unsafe { (*self.ib.get()).lkey }
-    }
 }
 
 impl<T: DeviceOps> core::ops::Deref for Mr<T> {

@@ -38,6 +38,7 @@ use kernel::{
     prelude::*,
     sync::{
         atomic::{
+            Acquire,
             Atomic,
             Relaxed, //
         },
@@ -87,6 +88,11 @@ pub(crate) struct RrxeMr {
     length: u64,
     /// The memory windows bound to the region ([`crate::verbs::mw`]); deregistration waits for none.
     binds: Arc<Atomic<u32>>,
+    /// The key (`lkey == rkey`) that names the region now: the one it was created with, then
+    /// that of the last fast registration executed. Not `ib_mr.lkey`: a kernel consumer
+    /// rewrites that (`ib_update_fast_reg_key`) when it posts the REG_MR, while a LOCAL_INV of
+    /// the old key posted before it may still be waiting in the send queue.
+    key: Atomic<u32>,
 }
 
 /// Refuses `IB_ACCESS_FLUSH_PERSISTENT`: it promises that a FLUSH makes the region durable,
@@ -126,6 +132,7 @@ impl RrxeMr {
                 iova,
                 length,
                 binds: Arc::new(Atomic::new(0), GFP_KERNEL)?,
+                key: Atomic::new(keys.lkey),
             },
             keys,
         ))
@@ -134,6 +141,11 @@ impl RrxeMr {
     /// The MR's index in the device's table (its key without the low byte).
     pub(crate) fn index(&self) -> u32 {
         self.index.get()
+    }
+
+    /// The key that names the region now (its `lkey` and `rkey`).
+    pub(crate) fn key(&self) -> u32 {
+        self.key.load(Acquire)
     }
 
     /// Whether this is the DMA MR of a kernel PD (all of memory, local writes allowed).

@@ -157,7 +157,7 @@ impl MwState {
                 {
                     return Err(EINVAL);
                 }
-                Some((mr.lkey(), mr.binds().clone()))
+                Some((mr.key(), mr.binds().clone()))
             }
             None if req.length != 0 => return Err(EINVAL),
             _ => None,

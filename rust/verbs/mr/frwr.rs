@@ -25,7 +25,10 @@ use crate::{
 };
 use kernel::{
     prelude::*,
-    sync::atomic::Relaxed, //
+    sync::atomic::{
+        Relaxed,
+        Release, //
+    },
 };
 
 /// A fast-registration page list: preallocated, filled without allocating; and the mapping
@@ -145,8 +148,9 @@ impl RrxeMr {
     }
 
     /// Executes a fast registration (`IB_WR_REG_MR`): the page list `map_mr_sg` built becomes
-    /// the MR's valid mapping with `access`. `EINVAL` for other MRs or a list too short.
-    pub(crate) fn fast_register(mr: &Mr<RrxeDevice>, access: AccessFlags) -> Result {
+    /// the MR's valid mapping with `access`, named by `key` (the MR's index with the WQE's key
+    /// byte) from now on. `EINVAL` for other MRs or a list too short.
+    pub(crate) fn fast_register(mr: &Mr<RrxeDevice>, access: AccessFlags, key: u32) -> Result {
         let MrKind::FastReg { pages, .. } = &mr.kind else {
             return Err(EINVAL);
         };
@@ -167,6 +171,8 @@ impl RrxeMr {
         p.length = length;
         p.page_size = page_size;
         p.valid = true;
+        // Under the page list's lock: a lookup by the new key finds the new mapping.
+        mr.key.store(key, Release);
         drop(p);
         mr.access.store(access.raw(), Relaxed);
         Ok(())
