@@ -148,6 +148,58 @@ static noinline_for_stack void transfer_atomics(struct ib_qp *qa, struct ib_pd *
 	}
 }
 
+/*
+ * How a ULP reuses the MRs of its pool (ib_srp): the LOCAL_INV of the old key, then the
+ * key bumped with ib_update_fast_reg_key and the REG_MR posted, before either ran. The
+ * LOCAL_INV names the MR by its old key: the key a driver checks is the one of the last
+ * registration it executed, not ib_mr's (rrxe failed this with a local protection error
+ * and moved the QP to ERR, as SRP found).
+ */
+static noinline_for_stack void transfer_key_reuse(struct ib_qp *qa, struct ib_qp *qb,
+						  struct ib_pd *pd, struct ib_cq *cq,
+						  struct ib_mr *mr, void *dst, void *src)
+{
+	const struct ib_send_wr *bad;
+	struct ib_wc wc;
+	bool ok;
+	u32 old = mr->rkey;
+	struct ib_reg_wr reg = {
+		.wr = { .wr_id = 21, .opcode = IB_WR_REG_MR, .send_flags = IB_SEND_SIGNALED },
+		.mr = mr,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			  IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC,
+	};
+	struct ib_send_wr inv = { .wr_id = 20, .opcode = IB_WR_LOCAL_INV,
+				  .send_flags = IB_SEND_SIGNALED,
+				  .ex.invalidate_rkey = old, .next = &reg.wr };
+	struct ib_sge ss = { .addr = (uintptr_t)src, .length = XFER,
+			     .lkey = pd->local_dma_lkey };
+	struct ib_rdma_wr w = {
+		.wr = { .wr_id = 22, .opcode = IB_WR_RDMA_WRITE, .sg_list = &ss,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+		.remote_addr = mr->iova + 8,
+	};
+	int st1, st2;
+	u64 id1, id2;
+
+	ib_update_fast_reg_key(mr, ib_inc_rkey(old));
+	reg.key = mr->rkey;
+	CHECK(ib_post_send(qb, &inv, &bad) == 0, "transfer: LOCAL_INV and REG_MR of a new key posted");
+	st1 = poll_one(cq, &wc);
+	id1 = wc.wr_id;
+	st2 = st1 == IB_WC_SUCCESS ? poll_one(cq, &wc) : -1;
+	id2 = wc.wr_id;
+	CHECK(st1 == IB_WC_SUCCESS && id1 == 20 && st2 == IB_WC_SUCCESS && id2 == 21,
+	      "transfer: the LOCAL_INV of the old key and the REG_MR complete (%d, %d)",
+	      st1, st2);
+	memset(dst, 0, 2 * PAGE_SIZE);
+	w.rkey = mr->rkey;
+	ok = ib_post_send(qa, &w.wr, &bad) == 0 && poll_one(cq, &wc) == IB_WC_SUCCESS &&
+	     wc.wr_id == 22;
+	CHECK(ok && !memcmp(src, dst + 8, XFER),
+	      "transfer: RDMA WRITE through the new key arrives intact");
+}
+
 static void transfer(struct ib_device *ibdev, struct ib_pd *pd)
 {
 	struct ib_qp_init_attr ia = {
@@ -295,51 +347,7 @@ static void transfer(struct ib_device *ibdev, struct ib_pd *pd)
 		      "transfer: SEND of 5000 B into a fast-registered receive buffer arrives intact");
 	}
 	transfer_atomics(qa, pd, cq, mr, dst, back, src);
-	/*
-	 * How a ULP reuses the MRs of its pool (ib_srp): the LOCAL_INV of the old key, then the
-	 * key bumped with ib_update_fast_reg_key and the REG_MR posted, before either ran. The
-	 * LOCAL_INV names the MR by its old key: the key a driver checks is the one of the last
-	 * registration it executed, not ib_mr's (rrxe failed this with a local protection error
-	 * and moved the QP to ERR, as SRP found).
-	 */
-	{
-		u32 old = mr->rkey;
-		struct ib_reg_wr reg = {
-			.wr = { .wr_id = 21, .opcode = IB_WR_REG_MR, .send_flags = IB_SEND_SIGNALED },
-			.mr = mr,
-			.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-				  IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC,
-		};
-		struct ib_send_wr inv = { .wr_id = 20, .opcode = IB_WR_LOCAL_INV,
-					  .send_flags = IB_SEND_SIGNALED,
-					  .ex.invalidate_rkey = old, .next = &reg.wr };
-		struct ib_sge ss = { .addr = (uintptr_t)src, .length = XFER,
-				     .lkey = pd->local_dma_lkey };
-		struct ib_rdma_wr w = {
-			.wr = { .wr_id = 22, .opcode = IB_WR_RDMA_WRITE, .sg_list = &ss,
-				.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
-			.remote_addr = mr->iova + 8,
-		};
-		int st1, st2;
-		u64 id1, id2;
-
-		ib_update_fast_reg_key(mr, ib_inc_rkey(old));
-		reg.key = mr->rkey;
-		CHECK(ib_post_send(qb, &inv, &bad) == 0, "transfer: LOCAL_INV and REG_MR of a new key posted");
-		st1 = poll_one(cq, &wc);
-		id1 = wc.wr_id;
-		st2 = st1 == IB_WC_SUCCESS ? poll_one(cq, &wc) : -1;
-		id2 = wc.wr_id;
-		CHECK(st1 == IB_WC_SUCCESS && id1 == 20 && st2 == IB_WC_SUCCESS && id2 == 21,
-		      "transfer: the LOCAL_INV of the old key and the REG_MR complete (%d, %d)",
-		      st1, st2);
-		memset(dst, 0, 2 * PAGE_SIZE);
-		w.rkey = mr->rkey;
-		ok = ib_post_send(qa, &w.wr, &bad) == 0 && poll_one(cq, &wc) == IB_WC_SUCCESS &&
-		     wc.wr_id == 22;
-		CHECK(ok && !memcmp(src, dst + 8, XFER),
-		      "transfer: RDMA WRITE through the new key arrives intact");
-	}
+	transfer_key_reuse(qa, qb, pd, cq, mr, dst, src);
 	{
 		struct ib_send_wr inv = { .wr_id = 6, .opcode = IB_WR_LOCAL_INV,
 					  .send_flags = IB_SEND_SIGNALED,
