@@ -36,38 +36,42 @@ done
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
 	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_attack uverbs_fuzz verbs_ops \
 	pingpong udp_sport tc_priority congestion bottleneck rdma_cm perftest netns hostile_packets \
-	packet_fuzz nvmeof nfs_rdma smb_direct stacks multicast kverbs busy_rmmod teardown_races \
-	pyverbs pma_counters qp_counters dev_netns mad link_type_rxe odp odp_stall"
+	packet_fuzz nvmeof nfs_rdma smb_direct srp iser stacks multicast kverbs busy_rmmod \
+	teardown_races pyverbs pma_counters qp_counters dev_netns mad link_type_rxe odp odp_stall"
 # By value: kernel consumers (lockdep over the completion context; NFS over RDMA, a real ULP
 # across the veth, whose fio verification failed once on the debug kernel; NVMe-oF, FRWR and
 # SEND with invalidate from both kernel ULPs), teardown under traffic, on-demand paging,
 # hostile user rings, every operation, hostile packets, the data path, then the verbs objects,
 # perftest, link handling and KUnit (pure logic, the fast kernel covers most of it).
-# smb_direct is not here: it skips on Debian 12.
+# The other kernel ULPs (SRP, SMB Direct) come after the data path's tests: they add their own
+# stacks' code more than the driver's. iser is not here: targetcli's start-ups alone take some
+# three minutes under TCG with KASAN, for the verbs srp and nvmeof already use.
 DEBUG="kverbs nfs_rdma nvmeof busy_rmmod odp odp_stall teardown_races rmmod netdev_unregister \
 	verbs_hostile verbs_attack uverbs_fuzz verbs_ops dev_netns hostile_packets packet_fuzz \
-	pingpong rdma_cm qp_counters verbs_qp verbs_objs verbs_cq perftest link_add_del \
-	one_per_netdev rxe_refusal mad kunit"
+	pingpong rdma_cm srp smb_direct qp_counters verbs_qp verbs_objs verbs_cq perftest \
+	link_add_del one_per_netdev rxe_refusal mad kunit"
 # The oracle subset (the C rdma_rxe, under a budget in make check; make check-full runs FULL):
 # by value, the tests that check verbs semantics against C rxe first, the long sweeps last.
 ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pyverbs odp pingpong udp_sport \
 	tc_priority congestion rdma_cm teardown_races link_add_del devinfo gids netdev_unregister mtu \
-	port_state one_per_netdev rmmod pma_counters qp_counters dev_netns multicast nvmeof nfs_rdma \
-	hostile_packets netns perftest busy_rmmod stacks"
+	port_state one_per_netdev rmmod pma_counters qp_counters dev_netns multicast nvmeof nfs_rdma srp \
+	smb_direct iser hostile_packets netns perftest busy_rmmod stacks"
 declare -A EST=(
 	[busy_rmmod]=25 [teardown_races]=150 [rmmod]=30 [netdev_unregister]=30 [verbs_hostile]=20
 	[verbs_attack]=50 [uverbs_fuzz]=50 [verbs_ops]=20 [kverbs]=60 [hostile_packets]=70
 	[packet_fuzz]=60 [pingpong]=65 [rdma_cm]=35 [verbs_qp]=25 [verbs_objs]=35 [verbs_cq]=20
 	[perftest]=120 [link_add_del]=20 [one_per_netdev]=15 [rxe_refusal]=20 [kunit]=30
 	[pyverbs]=120 [pma_counters]=30 [qp_counters]=105 [dev_netns]=30 [mad]=180
-	[link_type_rxe]=20 [odp]=90 [nfs_rdma]=220 [nvmeof]=120 [odp_stall]=50
+	[link_type_rxe]=20 [odp]=90 [nfs_rdma]=220 [nvmeof]=120 [odp_stall]=50 [srp]=95
+	[smb_direct]=115 [iser]=300
 )
 EST_DEFAULT=120
 if [ "$SUBSET" = debug ]; then
 	# Every operation once, not the sweeps: the debug kernel under TCG is 10-70x slower.
 	export PERFTEST_QUICK=1 HOSTILE_COUNT=1000 FUZZ_SECONDS=30 PFUZZ_COUNT=1000 TEARDOWN_ROUNDS=1 \
 		NETNS_LONG_MB=2 NFS_RDMA_VERS=4.1 NFS_RDMA_MB=2 NFS_RDMA_FIO=2M \
-		NVMEOF_SIZE=4M ODP_RACE_ROUNDS=30
+		NVMEOF_SIZE=4M ODP_RACE_ROUNDS=30 SMB_DIRECT_MB=2 SMB_DIRECT_FIO=2M SRP_MB=2 SRP_FIO=2M \
+		ISER_MB=2 ISER_FIO=2M
 fi
 if [ $# -gt 0 ]; then
 	TESTS="$*"
