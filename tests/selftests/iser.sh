@@ -23,9 +23,6 @@ iscsid_pid=
 bus_pid=
 target=
 
-ms() { echo $(($(date +%s%N) / 1000000)); }
-# rate MS: "N ms, R MiB/s" for MB MiB moved in MS milliseconds.
-rate() { echo "$1 ms, $((MB * 1000 / ($1 > 0 ? $1 : 1))) MiB/s"; }
 cnt() { cat "/sys/class/infiniband/$DEV/ports/1/hw_counters/$1" 2>/dev/null || echo 0; }
 tcli() { timeout 60 targetcli "$@" >>"$T/targetcli.log" 2>&1; }
 # The block device of the iSCSI session, once it is there.
@@ -120,26 +117,7 @@ iser:*) ;;
 esac
 diag "logged in: $sess; /dev/$disk ($(cat "/sys/block/$disk/size") sectors)"
 
-head -c $((MB << 20)) /dev/urandom >"$T/data"
-sum=$(sha256sum <"$T/data" | cut -d' ' -f1)
-t0=$(ms)
-check "write $MB MiB" dd if="$T/data" of="/dev/$disk" bs=1M oflag=direct status=none
-dt=$(($(ms) - t0))
-diag "wrote $MB MiB in $(rate $dt)"
-t0=$(ms)
-got=$(dd if="/dev/$disk" bs=1M count=$MB iflag=direct status=none | sha256sum | cut -d' ' -f1)
-dt=$(($(ms) - t0))
-[ "$got" = "$sum" ] || fail "the data read back differs from what was written"
-diag "read $MB MiB back in $(rate $dt), sha256 equal"
-
-out=$(timeout 180 fio --name=iser --filename="/dev/$disk" --rw=randwrite --bsrange=4k-128k \
-	--size="${ISER_FIO:-8M}" --direct=1 --ioengine=libaio --iodepth=8 --verify=crc32c \
-	--do_verify=1 --verify_fatal=1 --verify_state_save=0 --output-format=terse \
-	--terse-version=3 2>&1)
-rc=$?
-[ $rc -eq 0 ] || { printf '%s\n' "$out" | tail -5 | sed 's/^/# /'; fail "fio write+verify failed ($rc)"; }
-bw=$(printf '%s\n' "$out" | awk -F';' 'NF > 48 { print $48 " KiB/s written, " $7 " KiB/s read back" }' | tail -1)
-diag "fio random writes of 4-128 KiB (direct) verified (crc32c): $bw"
+disk_check iser "$disk" "$MB" "${ISER_FIO:-8M}"
 
 # The data went through the device: rrxe moves it between QPs of one device directly (direct
 # messages), C rxe as looped-back packets.

@@ -137,6 +137,42 @@ veth_wire_down() {
 	ip link del "$SIF" 2>/dev/null
 }
 
+# now_ms: the time in milliseconds.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# mib_rate MB MS: "MS ms, R MiB/s" for MB MiB moved in MS milliseconds.
+mib_rate() { echo "$2 ms, $(($1 * 1000 / ($2 > 0 ? $2 : 1))) MiB/s"; }
+# fio_verify NAME FILE SIZE: fio random writes of 4-128 KiB to FILE (SIZE bytes, direct I/O,
+# depth 8), each block verified with crc32c; sets FIO_BW to the write and verify bandwidths,
+# fails the test with fio's last lines if it fails. Not in a command substitution: fail must
+# end the test, not a subshell.
+fio_verify() {
+	local out rc
+	out=$(timeout 180 fio --name="$1" --filename="$2" --rw=randwrite --bsrange=4k-128k \
+		--size="$3" --direct=1 --ioengine=libaio --iodepth=8 --verify=crc32c --do_verify=1 \
+		--verify_fatal=1 --verify_state_save=0 --output-format=terse --terse-version=3 2>&1)
+	rc=$?
+	[ $rc -eq 0 ] || { printf '%s\n' "$out" | tail -5 | sed 's/^/# /'; fail "$1: fio write+verify failed ($rc)"; }
+	# Terse v3: field 48 is the write bandwidth, 7 the read's (here: the verification), KiB/s.
+	FIO_BW=$(printf '%s\n' "$out" |
+		awk -F';' 'NF > 48 { print $48 " KiB/s written, " $7 " KiB/s read back" }' | tail -n1)
+}
+# disk_check WHAT DISK MB FIO: MB MiB of random data written to /dev/DISK with direct I/O and
+# read back (sha256 equal), then fio_verify of FIO bytes; diagnostics start with WHAT.
+disk_check() {
+	local what=$1 disk=$2 mb=$3 t0 sum got
+	head -c $((mb << 20)) /dev/urandom >"$T/data"
+	sum=$(sha256sum <"$T/data" | cut -d' ' -f1)
+	t0=$(now_ms)
+	check "$what: write $mb MiB" dd if="$T/data" of="/dev/$disk" bs=1M oflag=direct status=none
+	diag "$what: wrote $mb MiB in $(mib_rate "$mb" $(($(now_ms) - t0)))"
+	t0=$(now_ms)
+	got=$(dd if="/dev/$disk" bs=1M count="$mb" iflag=direct status=none | sha256sum | cut -d' ' -f1)
+	[ "$got" = "$sum" ] || fail "$what: the data read back differs from what was written"
+	diag "$what: read $mb MiB back in $(mib_rate "$mb" $(($(now_ms) - t0))), sha256 equal"
+	fio_verify "$what" "/dev/$disk" "$4"
+	diag "$what: fio random writes of 4-128 KiB (direct) verified (crc32c): $FIO_BW"
+}
+
 # perftest_gbits FILE SECS: the bandwidth of a perftest -D SECS run whose output is FILE, in
 # Gbit/s, from the iterations it counted over its sample (SECS minus twice a margin of SECS/4,
 # timed by alarm()). Its own figure divides by the TSC's frequency, which it samples against

@@ -27,9 +27,6 @@ mounted=
 mountd=
 
 cx() { nsenter --net="/run/netns/$NS" "$@"; }
-ms() { echo $(($(date +%s%N) / 1000000)); }
-# rate MS: "N ms, R MiB/s" for MB MiB moved in MS milliseconds.
-rate() { echo "$1 ms, $((MB * 1000 / ($1 > 0 ? $1 : 1))) MiB/s"; }
 cnt() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo 0; }
 counters() {
 	local d c s
@@ -140,24 +137,24 @@ diag "mounted //$SRV/share with rdma in $((SECONDS - t0)) s; DebugData: $(grep -
 
 # Client to server: ksmbd RDMA READs the data (writes above rdma_readwrite_threshold, 4 KiB).
 r0=$(cnt "$SD" rcvd_pkts)
-t0=$(ms)
+t0=$(now_ms)
 check "write $MB MiB through the mount" cx dd if="$T/up" of="$MNT/up" bs=1M conv=fsync status=none
 r1=$(cnt "$SD" rcvd_pkts)
-dt=$(($(ms) - t0))
+dt=$(($(now_ms) - t0))
 got=$(sha256sum <"$SHARE/up" | cut -d' ' -f1)
 [ "$got" = "$up_sum" ] || fail "the file written by the client differs on the server"
 [ $((r1 - r0)) -ge $min ] || { counters; fail "$SD received $((r1 - r0)) packets for $MB MiB (< $min)"; }
-diag "client -> server $MB MiB in $(rate $dt), sha256 equal; $SD rcvd_pkts +$((r1 - r0))"
+diag "client -> server $MB MiB in $(mib_rate "$MB" $dt), sha256 equal; $SD rcvd_pkts +$((r1 - r0))"
 
 # Server to client: ksmbd RDMA WRITEs the data into the client's registered pages.
 s0=$(cnt "$SD" sent_pkts)
-t0=$(ms)
+t0=$(now_ms)
 got=$(cx sha256sum "$MNT/down" | cut -d' ' -f1)
-dt=$(($(ms) - t0))
+dt=$(($(now_ms) - t0))
 s1=$(cnt "$SD" sent_pkts)
 [ "$got" = "$down_sum" ] || fail "the file read by the client differs from the server's"
 [ $((s1 - s0)) -ge $min ] || { counters; fail "$SD sent $((s1 - s0)) packets for $MB MiB (< $min)"; }
-diag "server -> client $MB MiB in $(rate $dt), sha256 equal; $SD sent_pkts +$((s1 - s0))"
+diag "server -> client $MB MiB in $(mib_rate "$MB" $dt), sha256 equal; $SD sent_pkts +$((s1 - s0))"
 
 if command -v fio >/dev/null; then
 	t0=$SECONDS

@@ -33,9 +33,6 @@ loaded=
 
 cx() { nsenter --net="/run/netns/$NS" "$@"; }
 cnt() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo 0; }
-ms() { echo $(($(date +%s%N) / 1000000)); }
-# rate MS: "N ms, R MiB/s" for MB MiB moved in MS milliseconds.
-rate() { echo "$1 ms, $((MB * 1000 / ($1 > 0 ? $1 : 1))) MiB/s"; }
 
 # The SCSI hosts ib_srp attached on device $1.
 srp_hosts() {
@@ -127,7 +124,7 @@ diag "target: srpt $name, service GUID 0x$guid, ramdisk $((2 * MB)) MiB, rdma_cm
 # run WHERE DEV: log in from WHERE (veth: the namespace; one: the initial one) through DEV,
 # then move and check data.
 run() {
-	local where=$1 dev=$2 in=() h disk t0 dt sum got s0 r0 s1 r1 out rc bw min
+	local where=$1 dev=$2 in=() h disk s0 r0 s1 r1 min
 	[ "$where" = veth ] && in=(nsenter --net="/run/netns/$NS")
 	s0=$(cnt "$SD" sent_pkts) r0=$(cnt "$SD" rcvd_pkts)
 	echo "id_ext=$guid,ioc_guid=$guid,dest=$SRV:$PORT" >"$T/login"
@@ -140,26 +137,7 @@ run() {
 	diag "$where: logged in through $dev: $h, /dev/$disk" \
 		"($(cat "/sys/block/$disk/size") sectors, $(cat "/sys/block/$disk/device/vendor" | tr -d ' '))"
 
-	head -c $((MB << 20)) /dev/urandom >"$T/data"
-	sum=$(sha256sum <"$T/data" | cut -d' ' -f1)
-	t0=$(ms)
-	check "$where: write $MB MiB" dd if="$T/data" of="/dev/$disk" bs=1M oflag=direct status=none
-	dt=$(($(ms) - t0))
-	diag "$where: wrote $MB MiB in $(rate $dt)"
-	t0=$(ms)
-	got=$(dd if="/dev/$disk" bs=1M count=$MB iflag=direct status=none | sha256sum | cut -d' ' -f1)
-	dt=$(($(ms) - t0))
-	[ "$got" = "$sum" ] || fail "$where: the data read back differs from what was written"
-	diag "$where: read $MB MiB back in $(rate $dt), sha256 equal"
-
-	out=$(timeout 180 fio --name=srp --filename="/dev/$disk" --rw=randwrite --bsrange=4k-128k \
-		--size="${SRP_FIO:-8M}" --direct=1 --ioengine=libaio --iodepth=8 --verify=crc32c \
-		--do_verify=1 --verify_fatal=1 --verify_state_save=0 --output-format=terse \
-		--terse-version=3 2>&1)
-	rc=$?
-	[ $rc -eq 0 ] || { printf '%s\n' "$out" | tail -5 | sed 's/^/# /'; fail "$where: fio write+verify failed ($rc)"; }
-	bw=$(printf '%s\n' "$out" | awk -F';' 'NF > 48 { print $48 " KiB/s written, " $7 " KiB/s read back" }' | tail -1)
-	diag "$where: fio random writes of 4-128 KiB (direct) verified (crc32c): $bw"
+	disk_check "$where" "$disk" "$MB" "${SRP_FIO:-8M}"
 
 	if [ "$where" = veth ]; then
 		s1=$(cnt "$SD" sent_pkts) r1=$(cnt "$SD" rcvd_pkts)
