@@ -36,7 +36,7 @@ done
 FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_netdev rmmod \
 	rxe_refusal verbs_cq verbs_qp verbs_objs verbs_hostile verbs_attack uverbs_fuzz verbs_ops \
 	pingpong udp_sport tc_priority congestion bottleneck rdma_cm perftest netns hostile_packets \
-	packet_fuzz nvmeof nfs_rdma smb_direct srp iser stacks multicast kverbs busy_rmmod \
+	packet_fuzz nvmeof nfs_rdma smb_direct srp iser stacks mpi multicast kverbs busy_rmmod \
 	teardown_races pyverbs pma_counters qp_counters dev_netns mad link_type_rxe odp odp_stall"
 # By value: kernel consumers (lockdep over the completion context; NFS over RDMA, a real ULP
 # across the veth, whose fio verification failed once on the debug kernel; NVMe-oF, FRWR and
@@ -55,7 +55,7 @@ DEBUG="kverbs nfs_rdma nvmeof busy_rmmod odp odp_stall teardown_races rmmod netd
 ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pyverbs odp pingpong udp_sport \
 	tc_priority congestion rdma_cm teardown_races link_add_del devinfo gids netdev_unregister mtu \
 	port_state one_per_netdev rmmod pma_counters qp_counters dev_netns multicast nvmeof nfs_rdma srp \
-	smb_direct iser hostile_packets netns perftest busy_rmmod stacks"
+	smb_direct iser hostile_packets netns perftest busy_rmmod stacks mpi"
 declare -A EST=(
 	[busy_rmmod]=25 [teardown_races]=150 [rmmod]=30 [netdev_unregister]=30 [verbs_hostile]=20
 	[verbs_attack]=50 [uverbs_fuzz]=50 [verbs_ops]=20 [kverbs]=60 [hostile_packets]=70
@@ -63,7 +63,7 @@ declare -A EST=(
 	[perftest]=120 [link_add_del]=20 [one_per_netdev]=15 [rxe_refusal]=20 [kunit]=30
 	[pyverbs]=120 [pma_counters]=30 [qp_counters]=105 [dev_netns]=30 [mad]=180
 	[link_type_rxe]=20 [odp]=90 [nfs_rdma]=220 [nvmeof]=120 [odp_stall]=50 [srp]=95
-	[smb_direct]=115 [iser]=300
+	[smb_direct]=115 [iser]=300 [mpi]=120
 )
 EST_DEFAULT=120
 if [ "$SUBSET" = debug ]; then
