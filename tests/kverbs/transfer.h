@@ -157,7 +157,8 @@ static noinline_for_stack void transfer_atomics(struct ib_qp *qa, struct ib_pd *
  */
 static noinline_for_stack void transfer_key_reuse(struct ib_qp *qa, struct ib_qp *qb,
 						  struct ib_pd *pd, struct ib_cq *cq,
-						  struct ib_mr *mr, void *dst, void *src)
+						  struct ib_mr *mr, void *dst, void *src,
+						  union ib_gid *gid, int gidx, const u8 *mac)
 {
 	const struct ib_send_wr *bad;
 	struct ib_wc wc;
@@ -198,6 +199,17 @@ static noinline_for_stack void transfer_key_reuse(struct ib_qp *qa, struct ib_qp
 	     wc.wr_id == 22;
 	CHECK(ok && !memcmp(src, dst + 8, XFER),
 	      "transfer: RDMA WRITE through the new key arrives intact");
+	/*
+	 * And the old key is dead: a driver that found MRs by index alone would take it. The
+	 * remote access error moves both QPs to ERR; they are connected again for what follows.
+	 */
+	w.wr.wr_id = 23;
+	w.rkey = old;
+	CHECK(ib_post_send(qa, &w.wr, &bad) == 0 && poll_one(cq, &wc) == IB_WC_REM_ACCESS_ERR &&
+	      wc.wr_id == 23, "transfer: a WRITE through the old key fails with a remote access error");
+	CHECK(to_state(qa, IB_QPS_RESET) == 0 && to_state(qb, IB_QPS_RESET) == 0 &&
+	      connect_qp(qa, qb->qp_num, gid, gidx, mac) == 0 &&
+	      connect_qp(qb, qa->qp_num, gid, gidx, mac) == 0, "transfer: both QPs connected again");
 }
 
 static void transfer(struct ib_device *ibdev, struct ib_pd *pd)
@@ -347,7 +359,7 @@ static void transfer(struct ib_device *ibdev, struct ib_pd *pd)
 		      "transfer: SEND of 5000 B into a fast-registered receive buffer arrives intact");
 	}
 	transfer_atomics(qa, pd, cq, mr, dst, back, src);
-	transfer_key_reuse(qa, qb, pd, cq, mr, dst, src);
+	transfer_key_reuse(qa, qb, pd, cq, mr, dst, src, &gid, gidx, mac);
 	{
 		struct ib_send_wr inv = { .wr_id = 6, .opcode = IB_WR_LOCAL_INV,
 					  .send_flags = IB_SEND_SIGNALED,

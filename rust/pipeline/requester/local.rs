@@ -53,12 +53,15 @@ pub(super) fn fast_register(
     st: &mut SendState,
     r: &RegWqe,
 ) -> Start {
-    // The MR's key is the one of its last registration; this one gives it the WQE's key byte.
-    let key = (r.mr_index << 8) | (r.key & 0xff);
-    let ok = qp
-        .device()
-        .lookup_mr_index(r.mr_index, snap.pd)
-        .is_some_and(|mr| RrxeMr::fast_register(&mr, AccessFlags::from_raw(r.access), key).is_ok());
+    // The MR's key is the one of its last registration; this one gives it the WQE's key, which
+    // must name the same MR (its upper 24 bits are the index, as C rxe checks).
+    let ok = r.key >> 8 == r.mr_index
+        && qp
+            .device()
+            .lookup_mr_index(r.mr_index, snap.pd)
+            .is_some_and(|mr| {
+                RrxeMr::fast_register(&mr, AccessFlags::from_raw(r.access), r.key).is_ok()
+            });
     let signaled = snap.sq_sig_all || r.flags & SendFlags::SIGNALED != 0;
     let t = Track::new(r.wr_id, WrOpcode::LocalInv, signaled, st.psn, 0);
     finish(st, t, ok, WcStatus::MwBindErr)

@@ -171,10 +171,11 @@ impl RrxeMr {
         p.length = length;
         p.page_size = page_size;
         p.valid = true;
-        // Under the page list's lock: a lookup by the new key finds the new mapping.
+        // The rights first, then the key that makes them reachable (Release: a lookup that
+        // sees the new key sees the new rights and mapping).
+        mr.access.store(access.raw(), Relaxed);
         mr.key.store(key, Release);
         drop(p);
-        mr.access.store(access.raw(), Relaxed);
         Ok(())
     }
 
