@@ -17,7 +17,9 @@ NS=rrmpi SIF=vmp0 CIF=vmp1
 SRV=192.168.84.1 CLI=192.168.84.2
 SD=${DEV}s CD=${DEV}c
 T=$(mktemp -d /tmp/mpi.XXXXXX)
-trap 'rm -rf "$T"; veth_wire_down >/dev/null 2>&1; cleanup_driver' EXIT
+# A rank or daemon left in the namespace (mpirun timed out) would keep its device open.
+trap 'ip netns pids $NS 2>/dev/null | xargs -r kill -9; rm -rf "$T"
+	veth_wire_down >/dev/null 2>&1; cleanup_driver' EXIT
 command -v mpirun >/dev/null || skip "no mpirun (openmpi-bin)"
 need_bin mpi_pingpong
 cnt() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo 0; }

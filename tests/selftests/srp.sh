@@ -74,9 +74,10 @@ target_down() {
 	rmdir "$BS" "$(dirname "$BS")" 2>/dev/null
 }
 cleanup() {
-	srp_logout
-	target_down
+	# Only what this test set up: a skip before it leaves another user's SRP alone.
 	if [ -n "$loaded" ]; then
+		srp_logout
+		target_down
 		timeout 30 modprobe -r ib_srp || diag "ib_srp did not unload"
 		timeout 30 modprobe -r ib_srpt || diag "ib_srpt did not unload"
 	fi
@@ -86,7 +87,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-command -v nsenter >/dev/null && command -v sha256sum >/dev/null || skip "no nsenter or sha256sum"
+for p in nsenter sha256sum fio; do
+	command -v $p >/dev/null || skip "no $p"
+done
 modprobe veth || skip "no veth"
 modprobe sd_mod || skip "no SCSI disks (BLK_DEV_SD)"
 modprobe target_core_mod || skip "no LIO target core (TARGET_CORE)"
@@ -124,9 +127,9 @@ diag "target: srpt $name, service GUID 0x$guid, ramdisk $((2 * MB)) MiB, rdma_cm
 # run WHERE DEV: log in from WHERE (veth: the namespace; one: the initial one) through DEV,
 # then move and check data.
 run() {
-	local where=$1 dev=$2 in=() h disk s0 r0 s1 r1 min
+	local where=$1 dev=$2 in=() h disk s0 r0 s1 r1 c0 c1 min
 	[ "$where" = veth ] && in=(nsenter --net="/run/netns/$NS")
-	s0=$(cnt "$SD" sent_pkts) r0=$(cnt "$SD" rcvd_pkts)
+	s0=$(cnt "$SD" sent_pkts) r0=$(cnt "$SD" rcvd_pkts) c0=$(cnt "$CD" rcvd_pkts)
 	echo "id_ext=$guid,ioc_guid=$guid,dest=$SRV:$PORT" >"$T/login"
 	"${in[@]}" dd if="$T/login" of="/sys/class/infiniband_srp/srp-$dev-1/add_target" \
 		status=none 2>"$T/err" || { dmesg | tail -15 | sed 's/^/# dmesg: /'; cat "$T/err";
@@ -140,11 +143,13 @@ run() {
 	disk_check "$where" "$disk" "$MB" "${SRP_FIO:-8M}"
 
 	if [ "$where" = veth ]; then
-		s1=$(cnt "$SD" sent_pkts) r1=$(cnt "$SD" rcvd_pkts)
+		s1=$(cnt "$SD" sent_pkts) r1=$(cnt "$SD" rcvd_pkts) c1=$(cnt "$CD" rcvd_pkts)
 		min=$(((MB << 20) / 2048))
-		[ $((r1 - r0)) -ge $min ] && [ $((s1 - s0)) -ge $min ] ||
-			fail "$where: $SD sent $((s1 - s0)) and received $((r1 - r0)) packets (< $min each)"
-		diag "$where: $SD sent_pkts +$((s1 - s0)), rcvd_pkts +$((r1 - r0))"
+		# The initiator's device received what the target's sent: the wire, not a loopback.
+		[ $((r1 - r0)) -ge $min ] && [ $((s1 - s0)) -ge $min ] && [ $((c1 - c0)) -ge $min ] ||
+			fail "$where: $SD sent $((s1 - s0)) and received $((r1 - r0)) packets," \
+				"$CD received $((c1 - c0)) (< $min each)"
+		diag "$where: $SD sent_pkts +$((s1 - s0)), rcvd_pkts +$((r1 - r0)); $CD rcvd_pkts +$((c1 - c0))"
 	fi
 	srp_logout
 	wait_for 20 eval '! srp_disk "$h" >/dev/null' || fail "$where: /dev/$disk still there after the logout"
