@@ -406,10 +406,8 @@ impl QpPipe {
             // `flush_queues`, before the ring's.
             r.write = None;
             r.read = None;
-            // Replies held in ERR still go, with the next pass that may send: they answer
-            // requests that arrived before the error, and the last of them may be the fatal
-            // NAK that moved the QP here (a pass that may not send holds it, then fails the
-            // QP). Dropped, the requester would never learn why its peer went silent.
+            // Replies held in ERR still go with the next pass that may send: they answer
+            // requests from before the error, the fatal NAK that moved the QP here among them.
             drop(r);
             // And so do the requests kept past a gap.
             super::responder::clear_store(self);
