@@ -365,9 +365,11 @@ impl RrxeDevice {
                 .is_ok()
     }
 
-    /// Adds one to counter `c`, for an event of no QP.
-    pub(crate) fn count(&self, c: Counter) {
-        self.counters.inc(c);
+    /// Counts a received packet of `len` bytes (IP header through ICRC) that is no one QP's: a
+    /// multicast packet, counted once however many QPs get it.
+    pub(crate) fn count_received(&self, len: usize) {
+        self.counters.inc(Counter::RcvdPkts);
+        self.counters.add(Counter::RcvdBytes, len as u64);
     }
 
     /// Counts a dropped packet that reached no QP.

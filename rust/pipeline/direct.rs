@@ -26,6 +26,7 @@ use crate::{
         AccessFlags,
         Device,
         Mr,
+        NetworkType,
         Qp, //
     },
     mm::copy_span,
@@ -35,7 +36,12 @@ use crate::{
             WcOpcode,
             WcStatus, //
         },
+        hdr::{
+            Bth,
+            ICRC_LEN, //
+        },
         opcode::OpKind,
+        packet::ip_packet_len,
         qp_state::{
             QpState,
             QpType, //
@@ -259,14 +265,35 @@ pub(crate) fn try_message(
     if let Some(t) = st.entry(st.count - 1) {
         t.done = Some(status);
     }
-    // Counted as the packets would have been, on each side.
-    let (n, bytes) = (u64::from(npkts), u64::from(w.length));
-    qp.counts().add(Counter::SentPkts, n);
-    qp.counts().add(Counter::SentBytes, bytes);
     qp.counts().inc(Counter::DirectMsgs);
-    dest.counts().add(Counter::RcvdPkts, n);
-    dest.counts().add(Counter::RcvdBytes, bytes);
+    let ipv6 = snap.av.network == NetworkType::Ipv6;
+    if w.opcode == WrOpcode::RdmaRead {
+        count_as_packets(&dest, qp, npkts, w.length, ipv6);
+    } else {
+        count_as_packets(qp, &dest, npkts, w.length, ipv6);
+    }
     Some(status == WcStatus::Success)
+}
+
+/// Counts a message that went directly as its packets would have been counted on the wire:
+/// `npkts` packets carrying `length` bytes from `from` (the responder of a READ, else the
+/// requester) to `to`, each with its IP, UDP and base transport headers and ICRC (the few bytes
+/// of the first's and the last's extension headers are left out), and one packet the other way
+/// (a READ's request, else the ACK).
+fn count_as_packets(
+    from: &Qp<RrxeDevice>,
+    to: &Qp<RrxeDevice>,
+    npkts: u32,
+    length: u32,
+    ipv6: bool,
+) {
+    let bare = ip_packet_len(Bth::LEN + ICRC_LEN, ipv6);
+    let data = (length as usize).saturating_add((npkts as usize).saturating_mul(bare));
+    let (from, to) = (from.counts(), to.counts());
+    from.packets_sent(npkts, data);
+    to.packets_received(npkts, data);
+    to.packets_sent(1, bare);
+    from.packets_received(1, bare);
 }
 
 /// The WQE just started, when it may go directly: an RC or UC SEND, WRITE or READ of at most

@@ -14,7 +14,6 @@ use super::{
     Kicks, //
 };
 use crate::{
-    counters::Counter,
     device::RrxeDevice,
     ib::{
         AddressVector,
@@ -34,6 +33,7 @@ use crate::{
             MULTICAST_QPN, //
         },
         opcode::OpcodeInfo,
+        packet::ip_packet_len,
     },
 };
 use kernel::prelude::*;
@@ -168,6 +168,12 @@ pub(crate) fn loopback(
     deliver(dev, skb, &grh, kicks);
 }
 
+/// The length of a received packet (`data` at its BTH) from its IP header through its ICRC;
+/// `grh` tells IPv6 from IPv4 (an IPv4 header is kept in its last 20 bytes).
+fn received_len(skb: &SkBuff, grh: &[u8; GRH_LEN]) -> usize {
+    ip_packet_len(skb.len(), grh[0] >> 4 == 6)
+}
+
 /// The destination GID of a packet from its GRH area (IPv4-mapped for IPv4).
 pub(super) fn dest_gid(grh: &[u8; GRH_LEN]) -> [u8; 16] {
     gid_at(grh, 36, 24)
@@ -207,7 +213,7 @@ fn multicast(
         return drop_packet(dev, DropReason::Multicast, Some(bth));
     }
     skb.cb()[..GRH_LEN].copy_from_slice(grh);
-    dev.count(Counter::RcvdPkts);
+    dev.count_received(received_len(&skb, grh));
     let (last, others) = match qpns[..n].split_last() {
         Some(x) => x,
         None => return,
@@ -248,7 +254,7 @@ fn deliver(dev: &Device<RrxeDevice>, mut skb: SkBuff, grh: &[u8; GRH_LEN], kicks
         return drop_packet(dev, DropReason::UnknownQp, Some(&bth));
     };
     skb.cb()[..GRH_LEN].copy_from_slice(grh);
-    qp.counts().inc(Counter::RcvdPkts);
+    qp.counts().packet_received(received_len(&skb, grh));
     queue(&qp, skb, &bth, info.as_ref());
     kicks.push(qp);
 }

@@ -271,7 +271,6 @@ fn datagram(
     if let Some(i) = h.headers.immdt {
         c = c.with_imm(imm_ex(i.imm));
     }
-    qp.counts().received(payload.len());
     let network = if grh[20] >> 4 == 4 { 4 } else { 6 };
     if c.status == WcStatus::Success.to_raw() {
         qp.counts().inc(Counter::RdmaRecvs);

@@ -38,6 +38,7 @@ use crate::{
         },
         icrc,
         packet::{
+            ip_packet_len,
             packet_len,
             TransportHeaders, //
         },
@@ -97,7 +98,8 @@ fn send(qp: &Qp<RrxeDevice>, item: TxItem, kicks: &mut Kicks) {
         av,
         src_port,
     } = item;
-    qp.counts().inc(Counter::SentPkts);
+    qp.counts()
+        .packet_sent(ip_packet_len(skb.len(), av.network == NetworkType::Ipv6));
     if dev.is_local(&av) {
         recv::loopback(dev, skb, &av, kicks);
         return;
@@ -207,7 +209,8 @@ fn send_train(
     total: usize,
 ) -> Result {
     let first = packets.next().ok_or(EINVAL)?;
-    qp.counts().inc(Counter::SentPkts);
+    qp.counts()
+        .packet_sent(ip_packet_len(first.skb.len(), false));
     let (av, src_port) = (first.av, first.src_port);
     let mut head = first.skb;
     let segs = u16::try_from(n).map_err(|_| EINVAL)?;
@@ -223,7 +226,8 @@ fn send_train(
         .copy_from_slice(&udp_len.to_be_bytes());
     let mut train = SkbTrain::new(head);
     for (i, item) in (1u16..).zip(packets) {
-        qp.counts().inc(Counter::SentPkts);
+        qp.counts()
+            .packet_sent(ip_packet_len(item.skb.len(), false));
         let mut skb = item.skb;
         push_ipv4_udp(&mut skb, &av, src_port)?;
         skb.data_mut()

@@ -174,3 +174,15 @@ pub(crate) const fn packet_len(info: &OpcodeInfo, payload_len: usize) -> Option<
         None => None,
     }
 }
+
+/// Returns the length of a RoCEv2 packet from its IP header through its ICRC, for a transport
+/// packet of `transport_len` bytes sent over IPv6 (`ipv6`) or IPv4: what the port's byte
+/// counters count (rxe's `sent_bytes`, IBA's PortXmitData and PortRcvData in octets).
+pub(crate) const fn ip_packet_len(transport_len: usize, ipv6: bool) -> usize {
+    let ip = if ipv6 {
+        super::icrc::IPV6_HDR_LEN
+    } else {
+        super::icrc::IPV4_HDR_LEN
+    };
+    transport_len + super::icrc::UDP_HDR_LEN + ip
+}

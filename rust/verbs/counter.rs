@@ -66,23 +66,31 @@ impl QpCounts {
         self.counts.inc(c);
     }
 
-    /// Adds `n` to `c`.
-    pub(crate) fn add(&self, c: Counter, n: u64) {
-        self.counts.add(c, n);
-    }
-
     /// Counts a packet of the QP dropped for `r`.
     pub(crate) fn drop_packet(&self, r: DropReason) {
         self.counts.drop_packet(r);
     }
 
-    /// Counts `bytes` of payload sent.
-    pub(crate) fn sent(&self, bytes: u32) {
-        self.counts.add(Counter::SentBytes, u64::from(bytes));
+    /// Counts a packet sent, `len` octets from its IP header to its ICRC: every packet (requests,
+    /// ACKs, READ responses, CNPs), as rxe counts them and IBA's PortXmitData means.
+    pub(crate) fn packet_sent(&self, len: usize) {
+        self.packets_sent(1, len);
     }
 
-    /// Counts `bytes` of payload received into memory.
-    pub(crate) fn received(&self, bytes: usize) {
+    /// Counts a packet received for the QP, `len` octets from its IP header to its ICRC.
+    pub(crate) fn packet_received(&self, len: usize) {
+        self.packets_received(1, len);
+    }
+
+    /// Counts `n` packets of `bytes` octets in all sent.
+    pub(crate) fn packets_sent(&self, n: u32, bytes: usize) {
+        self.counts.add(Counter::SentPkts, u64::from(n));
+        self.counts.add(Counter::SentBytes, bytes as u64);
+    }
+
+    /// Counts `n` packets of `bytes` octets in all received.
+    pub(crate) fn packets_received(&self, n: u32, bytes: usize) {
+        self.counts.add(Counter::RcvdPkts, u64::from(n));
         self.counts.add(Counter::RcvdBytes, bytes as u64);
     }
 

@@ -3,9 +3,12 @@
 # The performance management agent (process_mad: ClassPortInfo, PortCounters and
 # PortCountersExt), as rxe has it: /sys/class/infiniband/DEV/ports/1/counters exists, its data
 # and packet counters move under traffic and agree with the hardware counters they come from,
-# and link_downed counts the port going down.
+# and link_downed counts the port going down. Across a veth every packet counts, READ
+# responses too: a READ's data is in its responder's sent_bytes and its requester's rcvd_bytes
+# (a WRITE's the other way round), and what one end sent, the other received, byte for byte.
 . "$(dirname "$0")/lib.sh"
-trap 'kill $srv 2>/dev/null; nic_up; cleanup_driver' EXIT
+NS=rrpma SIF=rrpma0 CIF=rrpma1 SRV=192.168.93.1 CLI=192.168.93.2 SD=${DEV}s CD=${DEV}c
+trap 'kill $srv 2>/dev/null; veth_wire_down; nic_up; cleanup_driver' EXIT
 nic_up
 modprobe ib_uverbs
 check "add $DEV" link_add "$DEV" "$NIC"
@@ -53,4 +56,31 @@ nic_up
 check "port active" wait_for 5 bash -c "ibv_devinfo -d $DEV | grep -q PORT_ACTIVE"
 check "link_downed counted the port down ($down -> $(cat "$c/link_downed"))" \
 	bash -c "[ \$(cat $c/link_downed) -eq $((down + 1)) ]"
+
+# Across the veth: SD serves, CD (in NS) reads and then writes 200 x 64 KiB.
+veth_wire
+sg=$(gid_index "$SD" "$(v4_gid $SRV)") cg=$(gid_index "$CD" "$(v4_gid $CLI)")
+hwc() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
+moved=$((200 * 65536))
+for t in read write; do
+	s0=$(hwc "$SD" sent_bytes) r0=$(hwc "$CD" rcvd_bytes)
+	cs0=$(hwc "$CD" sent_bytes) sr0=$(hwc "$SD" rcvd_bytes)
+	timeout 60 ib_${t}_bw -d "$SD" -x "$sg" -s 65536 -n 200 -F -p 18690 >/tmp/pma_srv 2>&1 &
+	srv=$!
+	wait_for 30 listening 18690
+	ip netns exec $NS timeout 60 ib_${t}_bw -d "$CD" -x "$cg" -s 65536 -n 200 -F -p 18690 $SRV \
+		>/tmp/pma_cli 2>&1 || fail "ib_${t}_bw client: $(tail -2 /tmp/pma_cli)"
+	wait $srv || fail "ib_${t}_bw server: $(tail -2 /tmp/pma_srv)"
+	# What each end sent, the other received (an ACK in flight: read again).
+	same() { [ $(($(hwc "$1" sent_bytes) - $2)) = $(($(hwc "$3" rcvd_bytes) - $4)) ]; }
+	check "$t: $SD sent what $CD received" wait_for 2 same "$SD" "$s0" "$CD" "$r0"
+	check "$t: $CD sent what $SD received" wait_for 2 same "$CD" "$cs0" "$SD" "$sr0"
+	sd=$(($(hwc "$SD" sent_bytes) - s0)) cd=$(($(hwc "$CD" sent_bytes) - cs0))
+	diag "$t of $moved bytes: $SD sent $sd bytes, $CD sent $cd bytes"
+	if [ $t = read ]; then
+		[ $sd -ge $moved ] || fail "the READ responses' $moved bytes are not in $SD's sent_bytes"
+	else
+		[ $cd -ge $moved ] || fail "the WRITEs' $moved bytes are not in $CD's sent_bytes"
+	fi
+done
 exit 0

@@ -130,7 +130,6 @@ pub(super) fn next_packet(
         st.read_resumed_at = Some(st.psn);
     }
     sent_one(st, snap, &w, offset, payload)?;
-    qp.counts().sent(payload);
     Ok(Some(TxItem {
         skb,
         av,

@@ -83,7 +83,6 @@ pub(super) fn compare_swap_or_fetch_add(
     let msn = st.msn;
     drop(st);
     reply::atomic_ack(qp, snap, msn, psn, orig, out);
-    qp.counts().received(0);
     Ok(())
 }
 
@@ -133,7 +132,7 @@ pub(super) fn atomic_write(
             return Err(DropReason::BadRkey);
         }
     }
-    reply::answer_with_empty_read(qp, snap, st, h.headers.bth.psn, payload.len(), out);
+    reply::answer_with_empty_read(qp, snap, st, h.headers.bth.psn, out);
     Ok(())
 }
 
@@ -180,6 +179,6 @@ pub(super) fn flush(
         reply::nak(qp, snap, st, s, out);
         return Err(DropReason::BadRkey);
     }
-    reply::answer_with_empty_read(qp, snap, st, h.headers.bth.psn, 0, out);
+    reply::answer_with_empty_read(qp, snap, st, h.headers.bth.psn, out);
     Ok(())
 }

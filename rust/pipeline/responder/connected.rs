@@ -393,6 +393,5 @@ impl<'a> Request<'a> {
             self.qp.pipe().reply_due();
         }
         drop(st);
-        self.qp.counts().received(self.payload.len());
     }
 }

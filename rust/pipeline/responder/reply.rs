@@ -287,7 +287,6 @@ pub(super) fn answer_with_empty_read(
     snap: &Snapshot,
     mut st: RecvGuard<'_>,
     psn: Psn,
-    received: usize,
     out: &mut Outbox,
 ) {
     st.resources.save(Resource::Answered { psn });
@@ -299,7 +298,6 @@ pub(super) fn answer_with_empty_read(
     let msn = st.msn;
     drop(st);
     empty_read_response(qp, snap, msn, psn, out);
-    qp.counts().received(received);
 }
 
 /// Queues a zero-length RDMA READ RESPONSE ONLY acknowledging `psn`.

@@ -18,6 +18,7 @@ use crate::proto::hdr::Reth;
 use crate::proto::opcode::info;
 use crate::proto::opcode::ExtHeader;
 use crate::proto::opcode::Opcode;
+use crate::proto::packet::ip_packet_len;
 use crate::proto::packet::packet_len;
 use crate::proto::packet::pad_for;
 use crate::proto::packet::parse_headers;
@@ -320,4 +321,7 @@ fn pad_and_packet_length_helpers() {
     let ud = Opcode::UD_SEND_ONLY_IMM.info().unwrap();
     assert_eq!(packet_len(&ud, 4096), Some(24 + 4096 + 4));
     assert_eq!(packet_len(&ud, usize::MAX), None);
+    // What the port counters count: the IP and UDP headers in front of the transport packet.
+    assert_eq!(ip_packet_len(16, false), 20 + 8 + 16);
+    assert_eq!(ip_packet_len(16, true), 40 + 8 + 16);
 }
