@@ -70,6 +70,7 @@ plan() {
 			60 -x ib_atomic_bw -n $N -F --report_gbits
 			60 -g verbs_remote
 			240 -x scripts/guest/nvmeof-rdma
+			180 -x scripts/guest/iser-rdma
 			$faults
 			$more
 		EOF
