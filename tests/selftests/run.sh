@@ -43,12 +43,12 @@ FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_n
 # SEND with invalidate from both kernel ULPs), teardown under traffic, on-demand paging,
 # hostile user rings, every operation, hostile packets, the data path, then the verbs objects,
 # perftest, link handling and KUnit (pure logic, the fast kernel covers most of it).
-# The other kernel ULPs (SRP, SMB Direct) come after the data path's tests: they add their own
-# stacks' code more than the driver's. iser is not here: targetcli's start-ups alone take some
-# three minutes under TCG with KASAN, for the verbs srp and nvmeof already use.
+# The other kernel ULPs (SRP, iSER with its target through configfs, SMB Direct) come after the
+# data path's tests: they add their own stacks' code more than the driver's, and their own
+# connection setup (rdma_cm) covers rdma_cm's test.
 DEBUG="kverbs nfs_rdma nvmeof busy_rmmod odp odp_stall teardown_races rmmod netdev_unregister \
 	verbs_hostile verbs_attack uverbs_fuzz verbs_ops dev_netns hostile_packets packet_fuzz \
-	pingpong rdma_cm srp smb_direct qp_counters verbs_qp verbs_objs verbs_cq perftest \
+	srp iser smb_direct pingpong rdma_cm qp_counters verbs_qp verbs_objs verbs_cq perftest \
 	link_add_del one_per_netdev rxe_refusal mad kunit"
 # The oracle subset (the C rdma_rxe, under a budget in make check; make check-full runs FULL):
 # by value, the tests that check verbs semantics against C rxe first, the long sweeps last.
@@ -62,8 +62,8 @@ declare -A EST=(
 	[packet_fuzz]=60 [pingpong]=65 [rdma_cm]=35 [verbs_qp]=25 [verbs_objs]=35 [verbs_cq]=20
 	[perftest]=120 [link_add_del]=20 [one_per_netdev]=15 [rxe_refusal]=20 [kunit]=30
 	[pyverbs]=120 [pma_counters]=30 [qp_counters]=105 [dev_netns]=30 [mad]=180
-	[link_type_rxe]=20 [odp]=90 [nfs_rdma]=220 [nvmeof]=120 [odp_stall]=50 [srp]=95
-	[smb_direct]=115 [iser]=300 [mpi]=120
+	[link_type_rxe]=20 [odp]=90 [nfs_rdma]=220 [nvmeof]=120 [odp_stall]=50 [srp]=90
+	[smb_direct]=100 [iser]=80 [mpi]=120
 )
 EST_DEFAULT=120
 if [ "$SUBSET" = debug ]; then
@@ -71,7 +71,7 @@ if [ "$SUBSET" = debug ]; then
 	export PERFTEST_QUICK=1 HOSTILE_COUNT=1000 FUZZ_SECONDS=30 PFUZZ_COUNT=1000 TEARDOWN_ROUNDS=1 \
 		NETNS_LONG_MB=2 NFS_RDMA_VERS=4.1 NFS_RDMA_MB=2 NFS_RDMA_FIO=2M \
 		NVMEOF_SIZE=4M ODP_RACE_ROUNDS=30 SMB_DIRECT_MB=2 SMB_DIRECT_FIO=2M SRP_MB=2 SRP_FIO=2M \
-		ISER_MB=2 ISER_FIO=2M
+		ISER_MB=2 ISER_FIO=2M ISER_TARGET=configfs
 fi
 if [ $# -gt 0 ]; then
 	TESTS="$*"
