@@ -148,6 +148,11 @@ impl Outbox {
         dropped
     }
 
+    /// Drops the batch's packets unsent.
+    pub(crate) fn discard(&mut self) {
+        self.items.clear();
+    }
+
     /// Moves the packets of `held` to the end of the batch (dropped if it is full).
     pub(crate) fn take_from(&mut self, held: &mut KVec<TxItem>) {
         for item in held.drain_all() {

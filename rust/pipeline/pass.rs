@@ -66,11 +66,12 @@ pub(super) fn pass(qp: &Qp<RrxeDevice>, out: &mut Outbox, kicks: &mut Kicks) -> 
 /// packet was parked on another CPU still delivers what arrives here without waiting for that
 /// CPU's drain: the receiving half of a round trip costs no wakeup of another CPU.
 pub(super) fn receive_pass(qp: &Qp<RrxeDevice>, out: &mut Outbox) {
+    let conn = responder::connection(qp);
     let snap = RrxeQp::snapshot(qp);
     responder::take_held(qp, out);
     let mut fatal = handle_inbox(qp, &snap, out, false);
     fatal |= completer::complete_done(qp, &snap).failed | cq_overran(qp);
-    responder::hold(qp, out);
+    responder::hold(qp, out, conn);
     if fatal {
         RrxeQp::pipeline_fatal(qp, snap.epoch);
     }

@@ -19,6 +19,7 @@ pub(crate) use reorder::{
 };
 
 pub(crate) use reply::{
+    connection,
     continue_read,
     flush_ack,
     hold,

@@ -352,18 +352,7 @@ impl QpPipe {
     /// requester at `sq_psn` in RTS; RESET and ERR forget everything in flight.
     pub(crate) fn transition(&self, cur: QpState, next: QpState, a: &QpAttr) {
         if next == QpState::Rtr && cur != QpState::Rtr {
-            let mut r = self.recv.lock();
-            r.epsn = Psn::new(a.rq_psn);
-            r.reack = ReackPsn::before(r.epsn);
-            r.msn = 0;
-            r.recv = None;
-            r.write = None;
-            r.read = None;
-            r.last_op = None;
-            r.nak_sent = false;
-            r.ack_due = None;
-            r.open = true;
-            r.conn = r.conn.wrapping_add(1);
+            self.recv.lock().connect(Psn::new(a.rq_psn));
         }
         if next == QpState::Rts && matches!(cur, QpState::Rtr | QpState::Init) {
             let mut s = self.send.lock();

@@ -122,14 +122,25 @@ pub(crate) fn read_in_progress(qp: &Qp<RrxeDevice>) -> bool {
     qp.pipe().reply_may_be_due() && qp.pipe().recv.lock().read.is_some()
 }
 
+/// The QP's connection (its moves to RTR, counted) as a pass starts, for [`hold`].
+pub(crate) fn connection(qp: &Qp<RrxeDevice>) -> u32 {
+    qp.pipe().recv.lock().conn
+}
+
 /// Keeps the replies in `out` for the next pass that may send ([`take_held`]): this one may
 /// not ([`crate::pipeline::pass::receive_pass`]). It starts with what was held before, so
-/// they fit.
-pub(crate) fn hold(qp: &Qp<RrxeDevice>, out: &mut Outbox) {
+/// they fit. Replies made under connection `conn` which the QP has left since (reset and
+/// connected again) are dropped: they answer requests of its past, as those a RESET clears.
+pub(crate) fn hold(qp: &Qp<RrxeDevice>, out: &mut Outbox, conn: u32) {
     if out.is_empty() {
         return;
     }
     let mut st = qp.pipe().recv.lock();
+    if st.conn != conn {
+        drop(st);
+        out.discard();
+        return;
+    }
     let dropped = out.hold_into(&mut st.held);
     qp.pipe().reply_due();
     drop(st);

@@ -157,6 +157,26 @@ pub(crate) struct RecvState {
     pub(in crate::pipeline) conn: u32,
 }
 
+impl RecvState {
+    /// The move to RTR: a new connection, whose first request is expected at `rq_psn`. Nothing
+    /// of an earlier one is left, not even replies a pass of it held after the QP was reset
+    /// (it took its snapshot before: [`crate::pipeline::responder::hold`]).
+    pub(in crate::pipeline) fn connect(&mut self, rq_psn: Psn) {
+        self.epsn = rq_psn;
+        self.reack = ReackPsn::before(rq_psn);
+        self.msn = 0;
+        self.recv = None;
+        self.write = None;
+        self.read = None;
+        self.last_op = None;
+        self.nak_sent = false;
+        self.ack_due = None;
+        self.held.clear();
+        self.open = true;
+        self.conn = self.conn.wrapping_add(1);
+    }
+}
+
 /// A receive WQE taken from the receive queue (or SRQ).
 #[derive(Clone, Copy)]
 pub(crate) enum TakenRecv {
