@@ -35,6 +35,7 @@ use crate::{
     },
     table::SparseTable,
     verbs::ah::AhEntry,
+    verbs::mr::KeyedMr,
     verbs::mw::{
         MwState,
         MwTable, //
@@ -286,10 +287,12 @@ impl RrxeDevice {
         self.qp_table.get(qpn)
     }
 
-    /// The MR with key `key` in protection domain `pd`.
-    pub(crate) fn lookup_mr(&self, key: u32, pd: usize) -> Option<ObjRef<Mr<RrxeDevice>>> {
+    /// The MR with key `key` in protection domain `pd`, with the key that found it: its memory
+    /// is reached only under that key ([`KeyedMr`]).
+    pub(crate) fn lookup_mr(&self, key: u32, pd: usize) -> Option<KeyedMr> {
         self.lookup_mr_index(key >> 8, pd)
             .filter(|mr| mr.key() == key)
+            .map(|mr| KeyedMr::new(mr, key))
     }
 
     /// The MR of index `index` (its key without the low byte) in protection domain `pd`,

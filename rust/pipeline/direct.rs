@@ -17,7 +17,6 @@ use super::{
         TakenRecv, //
     },
 };
-use crate::sync::ObjRef;
 use crate::{
     counters::Counter,
     device::RrxeDevice,
@@ -25,7 +24,6 @@ use crate::{
         Access,
         AccessFlags,
         Device,
-        Mr,
         NetworkType,
         Qp, //
     },
@@ -56,6 +54,7 @@ use crate::{
         },
     },
     verbs::cq::RrxeCq,
+    verbs::mr::KeyedMr,
     verbs::qp::RrxeQp,
 };
 use kernel::prelude::*;
@@ -67,7 +66,7 @@ const MAX_DIRECT_LEN: u32 = 1 << 20;
 
 /// A checked piece of memory: `len` bytes at `va` of `mr`.
 struct Seg {
-    mr: ObjRef<Mr<RrxeDevice>>,
+    mr: KeyedMr,
     va: u64,
     len: u32,
 }
@@ -152,16 +151,10 @@ fn copy(
 }
 
 /// Copies `n` bytes at `sva` of `src` to `dva` of `dst`. One side at most may be a
-/// fast-registration MR, whose mapping's lock is held over the copy ([`Mr::for_spans`]): two
+/// fast-registration MR, whose mapping's lock is held over the copy ([`KeyedMr::for_spans`]): two
 /// such locks would be taken in either order by copies in opposite directions. With two, the
 /// message goes through packets (`EINVAL`).
-fn copy_between(
-    dst: &Mr<RrxeDevice>,
-    dva: u64,
-    src: &Mr<RrxeDevice>,
-    sva: u64,
-    n: usize,
-) -> Result {
+fn copy_between(dst: &KeyedMr, dva: u64, src: &KeyedMr, sva: u64, n: usize) -> Result {
     let mut done = 0usize;
     if src.is_fast_reg() {
         if dst.is_fast_reg() {

@@ -5,17 +5,18 @@
 //! bounds and owner QP are checked; and the invalidation of either kind of key.
 
 use super::state::Snapshot;
-use crate::sync::ObjRef;
 use crate::{
     device::RrxeDevice,
     ib::{
         Access,
         AccessFlags,
-        Mr,
         Qp, //
     },
     proto::hdr::Aeth,
-    verbs::mw::QpToken,
+    verbs::{
+        mr::KeyedMr,
+        mw::QpToken, //
+    },
 };
 use kernel::{
     prelude::*,
@@ -24,7 +25,7 @@ use kernel::{
 
 /// Where a remote access lands: the region, and the region address of its first byte.
 pub(crate) struct Target {
-    pub(crate) mr: ObjRef<Mr<RrxeDevice>>,
+    pub(crate) mr: KeyedMr,
     pub(crate) va: u64,
 }
 

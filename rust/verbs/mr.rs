@@ -5,8 +5,10 @@
 //! fast registration may change). Fast-registration MRs are in [`frwr`].
 
 mod frwr;
+mod keyed;
 
 use frwr::PageList;
+pub(crate) use keyed::KeyedMr;
 
 use crate::sync::SpinLockIrq;
 use crate::{
@@ -207,14 +209,16 @@ impl RrxeMr {
     }
 
     /// Checks that `[va, va + len)` lies inside the region (for a fast-registration MR, inside
-    /// its valid registration); `EFAULT` if not. Every remote request is checked this way when
-    /// it arrives, before any byte moves, so later per-packet address arithmetic stays inside.
-    pub(crate) fn check_range(&self, va: u64, len: u64) -> Result {
+    /// the valid registration `key` names); `EFAULT` if not. Every remote request is checked
+    /// this way when it arrives, before any byte moves, so later per-packet address arithmetic
+    /// stays inside. The memory accesses below take the key the region was found by
+    /// ([`KeyedMr`]).
+    fn check_range(&self, key: u32, va: u64, len: u64) -> Result {
         match &self.kind {
             MrKind::FastReg { pages, .. } => {
                 let p = pages.lock();
                 let off = va.checked_sub(p.iova).ok_or(EFAULT)?;
-                if !p.valid || off.checked_add(len).is_none_or(|e| e > p.length) {
+                if !self.names(&p, key) || off.checked_add(len).is_none_or(|e| e > p.length) {
                     return Err(EFAULT);
                 }
                 Ok(())
@@ -229,7 +233,7 @@ impl RrxeMr {
     /// The memory of `[va, va + len)` as one side of a direct copy; `EFAULT` outside the
     /// region, `EINVAL` for fast-registration and on-demand-paging MRs (their pages are copied
     /// through the packet path, which waits for page faults).
-    pub(crate) fn span(&self, va: u64, len: usize) -> Result<Span<'_>> {
+    fn span(&self, va: u64, len: usize) -> Result<Span<'_>> {
         let off = self.offset(va, len)?;
         match &self.kind {
             MrKind::User { umem } => Ok(Span::Pinned(umem.pages(), off as usize)),
@@ -241,9 +245,9 @@ impl RrxeMr {
     /// Whether `[va, va + len)` can be a side of a direct copy ([`Self::for_spans`]): `EFAULT`
     /// outside the region (a fast-registration MR's valid registration), `EINVAL` for a region
     /// paged on demand (the packet path waits for its faults).
-    pub(crate) fn check_direct(&self, va: u64, len: usize) -> Result {
+    fn check_direct(&self, key: u32, va: u64, len: usize) -> Result {
         match &self.kind {
-            MrKind::FastReg { .. } => self.check_range(va, len as u64),
+            MrKind::FastReg { .. } => self.check_range(key, va, len as u64),
             _ => self.span(va, len).map(|_| ()),
         }
     }
@@ -258,14 +262,15 @@ impl RrxeMr {
     /// MR, all under its mapping's lock, so an invalidation or a new registration waits for the
     /// copy (its pages are the kernel consumer's until then). `EFAULT` outside the region,
     /// `EINVAL` for a region paged on demand.
-    pub(crate) fn for_spans(
+    fn for_spans(
         &self,
+        key: u32,
         va: u64,
         len: usize,
         mut f: impl FnMut(Span<'_>, usize) -> Result,
     ) -> Result {
         match &self.kind {
-            MrKind::FastReg { pages, kernel } => PageList::walk(pages, va, len, |addr, r| {
+            MrKind::FastReg { pages, kernel } => self.walk(pages, key, va, len, |addr, r| {
                 f(Span::Kernel(kernel, addr), r.len())
             }),
             _ => f(self.span(va, len)?, len),
@@ -317,34 +322,35 @@ impl RrxeMr {
     }
 
     /// Appends `n` bytes at address `va` of the region to `dst`.
-    pub(crate) fn read(&self, va: u64, n: usize, dst: &mut Fill<'_>) -> Result {
+    fn read(&self, key: u32, va: u64, n: usize, dst: &mut Fill<'_>) -> Result {
         let off = self.offset(va, n)?;
         match &self.kind {
             MrKind::User { umem } => umem.pages().read(off as usize, n, dst),
             MrKind::OnDemand { odp } => odp.read(off as usize, n, dst),
             MrKind::Dma(k) => crate::mm::kernel_read(k, va, n, dst),
-            MrKind::FastReg { pages, kernel } => PageList::walk(pages, va, n, |addr, r| {
+            MrKind::FastReg { pages, kernel } => self.walk(pages, key, va, n, |addr, r| {
                 crate::mm::kernel_read(kernel, addr, r.len(), dst)
             }),
         }
     }
 
     /// Copies `src` to address `va` of the region.
-    pub(crate) fn write(&self, va: u64, src: &[u8]) -> Result {
+    fn write(&self, key: u32, va: u64, src: &[u8]) -> Result {
         let off = self.offset(va, src.len())?;
         match &self.kind {
             MrKind::User { umem } => umem.pages().write(off as usize, src),
             MrKind::OnDemand { odp } => odp.write(off as usize, src),
             MrKind::Dma(k) => crate::mm::kernel_write(k, va, src),
-            MrKind::FastReg { pages, kernel } => PageList::walk(pages, va, src.len(), |addr, r| {
+            MrKind::FastReg { pages, kernel } => self.walk(pages, key, va, src.len(), |addr, r| {
                 crate::mm::kernel_write(kernel, addr, src.get(r).ok_or(EFAULT)?)
             }),
         }
     }
 
     /// Runs `f` on the aligned 64-bit word at address `va` of the region.
-    pub(crate) fn atomic_u64<R>(
+    fn atomic_u64<R>(
         &self,
+        key: u32,
         va: u64,
         f: impl FnOnce(&core::sync::atomic::AtomicU64) -> R,
     ) -> Result<R> {
@@ -357,6 +363,9 @@ impl RrxeMr {
                 // An aligned word never crosses a page (pages are at least 4 KiB): find its
                 // kernel address under the lock, so an invalidation cannot race the lookup.
                 let p = pages.lock();
+                if !self.names(&p, key) {
+                    return Err(EFAULT);
+                }
                 let addr = p.word(va)?;
                 crate::mm::kernel_atomic_u64(kernel, addr, f)
             }
@@ -368,11 +377,11 @@ impl RrxeMr {
     /// memory: global visibility needs only that every earlier write is ordered before the
     /// answer; persistence is refused at registration (there is no persistent memory to make
     /// durable), so a FLUSH asking for it never finds an MR with the right to it.
-    pub(crate) fn flush(&self, va: u64, len: u64, whole: bool) -> Result {
+    fn flush(&self, key: u32, va: u64, len: u64, whole: bool) -> Result {
         if !whole {
-            self.check_range(va, len)?;
+            self.check_range(key, va, len)?;
         } else if let MrKind::FastReg { pages, .. } = &self.kind {
-            if !pages.lock().valid {
+            if !self.names(&pages.lock(), key) {
                 return Err(EFAULT);
             }
         }

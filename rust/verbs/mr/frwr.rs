@@ -42,19 +42,29 @@ pub(crate) struct PageList {
     pub(super) page_size: u64,
 }
 
-impl PageList {
-    /// Walks `len` bytes at `va` of a fast-registration mapping, calling `f(kernel address,
-    /// bytes)` for each piece within one page, in order, under the mapping's lock (an
-    /// invalidation cannot change the pages under the walk).
+impl RrxeMr {
+    /// Whether `p`, this MR's mapping (locked), is a valid registration named by `key`: not
+    /// invalidated, nor registered again under another key since `key` found the MR (the key
+    /// changes only under this lock, [`Self::fast_register`]).
+    pub(super) fn names(&self, p: &PageList, key: u32) -> bool {
+        p.valid && self.key.load(Relaxed) == key
+    }
+
+    /// Walks `len` bytes at `va` of the fast-registration mapping `pages` named by `key`,
+    /// calling `f(kernel address, bytes)` for each piece within one page, in order, under the
+    /// mapping's lock (an invalidation or a new registration cannot change the pages under the
+    /// walk).
     pub(super) fn walk(
+        &self,
         pages: &SpinLockIrq<PageList>,
+        key: u32,
         va: u64,
         len: usize,
         mut f: impl FnMut(u64, core::ops::Range<usize>) -> Result,
     ) -> Result {
         let p = pages.lock();
         let ps = p.page_size;
-        if !p.valid || ps == 0 {
+        if !self.names(&p, key) || ps == 0 {
             return Err(EFAULT);
         }
         let off = va.checked_sub(p.iova).ok_or(EFAULT)?;
@@ -76,7 +86,9 @@ impl PageList {
         }
         Ok(())
     }
+}
 
+impl PageList {
     /// The kernel address of the aligned 64-bit word at `va` of a valid fast registration.
     pub(super) fn word(&self, va: u64) -> Result<u64> {
         let p = self;
