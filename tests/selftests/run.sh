@@ -45,11 +45,12 @@ FULL="kunit link_add_del devinfo gids netdev_unregister mtu port_state one_per_n
 # perftest, link handling and KUnit (pure logic, the fast kernel covers most of it).
 # The other kernel ULPs (SRP, iSER with its target through configfs, SMB Direct) come after the
 # data path's tests: they add their own stacks' code more than the driver's, and their own
-# connection setup (rdma_cm) covers rdma_cm's test.
+# connection setup (rdma_cm) covers rdma_cm's test. The user-space stacks (UCX and libfabric,
+# an MPI job) after them: through uverbs, what the verbs tests do, slower (some 160 s each).
 DEBUG="kverbs nfs_rdma nvmeof busy_rmmod odp odp_stall teardown_races rmmod netdev_unregister \
 	verbs_hostile verbs_attack uverbs_fuzz verbs_ops dev_netns hostile_packets packet_fuzz \
-	srp iser smb_direct pingpong rdma_cm qp_counters verbs_qp verbs_objs verbs_cq perftest \
-	link_add_del one_per_netdev rxe_refusal mad kunit"
+	srp iser smb_direct stacks mpi pingpong rdma_cm qp_counters verbs_qp verbs_objs verbs_cq \
+	perftest link_add_del one_per_netdev rxe_refusal mad kunit"
 # The oracle subset (the C rdma_rxe, under a budget in make check; make check-full runs FULL):
 # by value, the tests that check verbs semantics against C rxe first, the long sweeps last.
 ORACLE="verbs_ops verbs_attack verbs_qp verbs_objs verbs_cq kverbs pyverbs odp pingpong udp_sport \
@@ -63,7 +64,7 @@ declare -A EST=(
 	[perftest]=120 [link_add_del]=20 [one_per_netdev]=15 [rxe_refusal]=20 [kunit]=30
 	[pyverbs]=120 [pma_counters]=30 [qp_counters]=105 [dev_netns]=30 [mad]=180
 	[link_type_rxe]=20 [odp]=90 [nfs_rdma]=220 [nvmeof]=120 [odp_stall]=50 [srp]=90
-	[smb_direct]=100 [iser]=80 [mpi]=120
+	[smb_direct]=100 [iser]=80 [mpi]=160 [stacks]=170
 )
 EST_DEFAULT=120
 if [ "$SUBSET" = debug ]; then
