@@ -374,6 +374,13 @@ impl TimerTarget for Qp<RrxeDevice> {
     fn timer_fired(this: ObjRef<Self>, id: u32) {
         if id == state::TIMER_RETRANSMIT {
             this.pipe().send.lock().timer_fired = true;
+        } else if id == state::TIMER_PACE
+            && !congestion::pace_due(&this)
+            && !requester::tail::tail_probe_due(&this)
+        {
+            // Armed for a tail probe that an answer made needless, or that is not due yet
+            // (re-armed for it): the QP has nothing to do.
+            return;
         }
         kick(&this);
     }

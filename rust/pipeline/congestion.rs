@@ -121,7 +121,9 @@ pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, snap: &Snapshot, now: u64) -> bool 
         if rate::pace_kbps(cc.rp.rate_kbps(), snap.limit).is_none() {
             return false;
         }
-        cc.pacer.wait_ns(now)
+        let wait = cc.pacer.wait_ns(now);
+        cc.pace_waiting |= wait.is_some();
+        wait
     };
     let Some(wait) = wait else {
         return false;
@@ -170,4 +172,10 @@ pub(super) fn sent(qp: &Qp<RrxeDevice>, snap: &Snapshot, now: u64, bytes: usize)
     if let Some(kbps) = rate::pace_kbps(cc.rp.rate_kbps(), snap.limit) {
         cc.pacer.sent(now, bytes, kbps);
     }
+}
+
+/// Whether the pacing timer's expiry finds a packet waiting for its time ([`pace_wait`]), which
+/// it lets go: the expiry then runs the QP.
+pub(super) fn pace_due(qp: &Qp<RrxeDevice>) -> bool {
+    core::mem::take(&mut qp.pipe().cc.lock().pace_waiting)
 }

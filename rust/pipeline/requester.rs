@@ -9,7 +9,7 @@ mod alone;
 mod kunit;
 mod local;
 mod packet;
-mod tail;
+pub(crate) mod tail;
 
 use super::{
     odp::Side,

@@ -99,6 +99,9 @@ pub(crate) struct CcState {
     /// When the last READ response with a CE mark arrived, if one did
     /// ([`crate::proto::dcqcn::reads_congested`]).
     pub(in crate::pipeline) read_marked_ns: Option<u64>,
+    /// Whether the pacing timer is armed for a packet that waits for its time
+    /// ([`super::congestion::pace_wait`]): its expiry must run the QP.
+    pub(in crate::pipeline) pace_waiting: bool,
 }
 
 /// The pipeline part of a QP, pinned in the QP: the inbox, the timer and the work items are

@@ -190,6 +190,25 @@ pub(super) fn plan_answer_wait(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut Se
     }
 }
 
+/// At the expiry of the QP's high-resolution timer, when no paced packet waits for it: whether
+/// a tail probe is due, so that the expiry must run the QP. The timer is not cancelled when an
+/// answer makes the probe needless (a latency test's answer comes long before it), and
+/// [`plan`] leaves an earlier expiry armed: such an expiry finds no probe planned, or one
+/// planned for later, for which it arms the timer again; either way the QP does not run for
+/// nothing.
+pub(crate) fn tail_probe_due(qp: &Qp<RrxeDevice>) -> bool {
+    let st = qp.pipe().send.lock();
+    let Some(at) = st.tail_probe_at else {
+        return false;
+    };
+    let now = now_ns();
+    if at <= now {
+        return true;
+    }
+    qp.pipe().pace.arm_ns(&ObjRef::new(qp), at - now);
+    false
+}
+
 /// At the end of a run that has nothing more to send: a tail probe is planned for later, and
 /// the QP's high-resolution timer armed for it (shared with pacing: it fires at the earlier
 /// deadline, and the run it wakes plans again).
