@@ -190,6 +190,14 @@ impl Rtt {
     }
 }
 
+/// The most responses of a READ none of whose responses came that a tail probe asks for
+/// whole. A larger one is asked for by its first response only: when the responses are only
+/// late (a queue, a stalled vCPU) the probe costs one response again instead of all of them,
+/// and when the request was lost the probe's answer, which comes after everything the
+/// responder sent before it, shows the rest missing and it is asked for at once (a round trip
+/// more than asking for it whole).
+pub(crate) const READ_PROBE_WHOLE_PKTS: u32 = 4;
+
 /// The shortest wait before a tail probe.
 pub(crate) const TAIL_PROBE_MIN_NS: u64 = 500_000;
 

@@ -175,7 +175,9 @@ pub(super) fn on_answer(
     }
     if selective && !out.fatal {
         read_gaps::advance(&mut st);
-        read_gaps::recover(&mut st, psn.psn(), false);
+        let early_end = is_data && ends && !last;
+        let rest_missing = early_end && read_gaps::rest_missing(&st, t.last_psn);
+        read_gaps::recover(&mut st, psn.psn(), rest_missing);
     }
     out
 }

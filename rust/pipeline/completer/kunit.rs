@@ -348,6 +348,39 @@ mod tests {
         );
     }
 
+    #[test]
+    fn the_answer_to_a_probe_for_a_reads_first_response_asks_for_the_rest() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        // READ (100..=115), none of whose responses came: the tail probe asked for 100 alone.
+        reading(&mut st, Psn::new(100), 16);
+        st.read_ask = Some(ReadAsk {
+            after: Some(Psn::new(116)),
+            ..ReadAsk::new(Psn::new(100), Psn::new(100))
+        });
+        // Its answer, in order and ending the run asked for: the responder sent nothing else
+        // of the READ before it, so the rest is asked for at once.
+        st.comp_psn = Psn::new(101);
+        read_gaps::advance(&mut st);
+        assert!(read_gaps::rest_missing(&st, Psn::new(115)));
+        assert!(read_gaps::recover(&mut st, Psn::new(100), true));
+        let ask = st.read_ask.expect("the rest");
+        assert_eq!(
+            (ask.start, ask.end, ask.after),
+            (Psn::new(101), Psn::new(115), None)
+        );
+        // With responses placed past it, up to the first of them.
+        st.read_ask = None;
+        st.placed.mark(Psn::new(110));
+        assert!(read_gaps::recover(&mut st, Psn::new(100), true));
+        let ask = st.read_ask.expect("the run before 110");
+        assert_eq!((ask.start, ask.end), (Psn::new(101), Psn::new(109)));
+        // A READ whose last response came is missing nothing.
+        st.comp_psn = Psn::new(116);
+        assert!(!read_gaps::rest_missing(&st, Psn::new(115)));
+    }
+
     /// The peer NAKed `probe` (acknowledging what came before): it went alone.
     fn probed_alone(st: &mut SendState, probe: u32) {
         let a = acked(st, probe - 1);

@@ -182,6 +182,16 @@ pub(super) fn advance(st: &mut SendState) {
     }
 }
 
+/// After an in-order response that ends a run asked for again before its READ's last
+/// response (`last_psn`; [`crate::proto::window::read_response_fits`]): whether the READ is
+/// still missing responses. The responder answers in order, so everything it sent before this
+/// answer has come or was lost: what is missing now was lost, cut short by the ask, or never
+/// sent (a responder that never saw the READ took the ask for a new one), and is asked for at
+/// once ([`recover`]'s `lost`) instead of after another tail probe.
+pub(super) fn rest_missing(st: &SendState, last_psn: Psn) -> bool {
+    psn_le(st.comp_psn, last_psn)
+}
+
 /// With selective recovery on, after an answer at `psn`: ends the wait for an ask that was answered, and asks for the
 /// oldest unanswered READ's first missing run once its loss is known (a response after it
 /// was placed, or `lost`: the answer acknowledged past the READ). Returns whether that READ is

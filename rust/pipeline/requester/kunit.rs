@@ -62,6 +62,16 @@ mod tests {
     }
 
     #[test]
+    fn a_large_read_none_of_whose_responses_came_is_asked_for_by_its_first() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        sent(&mut st, WrOpcode::RdmaRead, 100, 16);
+        assert!(read_probe(&mut st));
+        assert_eq!(ask(&st), Some((100, 100, false)));
+    }
+
+    #[test]
     fn a_read_with_responses_asks_for_its_oldest_missing_one() {
         let pipe = small_pipe();
         let mut st = pipe.send.lock();

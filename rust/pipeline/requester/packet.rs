@@ -168,6 +168,11 @@ pub(super) fn read_ask(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState)
         dma_len: len,
     });
     let skb = xmit::build(qp.device(), &h, 0, |_| Ok(())).ok()?;
+    // A responder that took an earlier ask for a new READ (it never saw this one) answers this
+    // one as new too: from a FIRST or ONLY at its start.
+    if a.start != t.first_psn {
+        st.read_resumed_at = Some(a.start);
+    }
     st.read_ask = Some(ReadAsk {
         after: Some(st.psn),
         ..a

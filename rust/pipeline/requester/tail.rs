@@ -27,7 +27,10 @@ use crate::{
         psn::cmp_psn,
         qp_state::QpType,
         read_gaps::ReadAsk,
-        recovery::tail_probe_delay_ns,
+        recovery::{
+            tail_probe_delay_ns,
+            READ_PROBE_WHOLE_PKTS, //
+        },
         wqe::WrOpcode, //
     },
     sync::ObjRef,
@@ -114,15 +117,19 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
 /// A tail probe for the oldest unanswered READ (selective recovery): the request asking for
 /// its first missing run is sent again, or one asking for its oldest unacknowledged response
 /// alone (a lost tail is one response more often than many, and a response only late comes
-/// twice at worst; what is still missing after the probe's answer is asked for then), or for
-/// all of it when none came. Each probe the peer leaves unanswered doubles the wait for the
-/// next ([`delay`]): a peer that answers nothing gets one every half timeout until the
-/// retransmission timer gives up.
+/// twice at worst). When none came, a READ of at most
+/// [`READ_PROBE_WHOLE_PKTS`] responses is asked for whole, a larger one by its first response.
+/// The answer to such an ask comes after everything the responder sent before it: what is
+/// still missing then is asked for at once (the completer's `read_gaps::recover`), whether it
+/// was lost, cut short by the ask (both responders answer a duplicate READ over the range it
+/// names), or never sent (a responder that never saw the READ takes the ask for a new one).
+/// Each probe the peer leaves unanswered doubles the wait for the next ([`delay`]): a peer
+/// that answers nothing gets one every half timeout until the retransmission timer gives up.
 ///
 /// A READ behind WQEs that wait for their ACK (a WRITE, then the READ) is probed the same way
-/// when none of its responses came (they would have acknowledged those WQEs): it is asked for
-/// whole. Its request, or all its responses, were lost, and nothing else would make the peer
-/// answer before the retransmission timeout; going back would send the WQEs before it again.
+/// when none of its responses came (they would have acknowledged those WQEs): its request, or
+/// all its responses, were lost, and nothing else would make the peer answer before the
+/// retransmission timeout; going back would send the WQEs before it again.
 ///
 /// `false` when no READ is to be probed: the first unfinished WQE that waits for an answer is
 /// no READ with responses still to come.
@@ -137,16 +144,11 @@ pub(super) fn read_probe(st: &mut SendState) -> bool {
         a.after = None;
         return true;
     }
-    // Its oldest unacknowledged response, or all of it when none came: its request may have
-    // been lost, and a responder that never saw it takes the ask for a new READ of the range
-    // asked for (a READ of one response would leave it expecting a PSN inside this one, which
-    // never comes).
-    let start = if cmp_psn(st.comp_psn, t.first_psn) == Ordering::Greater {
-        st.comp_psn
-    } else {
-        t.first_psn
-    };
-    let end = if start == t.first_psn {
+    // Its oldest unacknowledged response, or all of a small one none of whose responses came.
+    let none_came = cmp_psn(st.comp_psn, t.first_psn) != Ordering::Greater;
+    let start = if none_came { t.first_psn } else { st.comp_psn };
+    let small = t.last_psn.distance_from(t.first_psn) < READ_PROBE_WHOLE_PKTS;
+    let end = if none_came && small {
         t.last_psn
     } else {
         start

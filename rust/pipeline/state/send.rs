@@ -200,8 +200,10 @@ pub(crate) struct SendState {
     /// retry per gap, not one per response behind it (the timer covers a lost retry).
     pub(in crate::pipeline) asked_again: Option<Psn>,
     /// The PSN of the latest READ request that asked for the rest of a READ (sent mid-message
-    /// after a gap or a retransmission, always for the oldest WQE): its responses start there
-    /// again, from a FIRST or ONLY ([`crate::proto::window::read_response_fits`]).
+    /// after a gap or a retransmission, or an ask of selective recovery, always for the oldest
+    /// WQE): a responder that never saw the READ (or took an earlier ask for a new one) answers
+    /// it as a new READ, from a FIRST or ONLY there
+    /// ([`crate::proto::window::read_response_fits`]).
     pub(in crate::pipeline) read_resumed_at: Option<Psn>,
     /// Selective recovery: READ responses placed past a gap ([`crate::proto::read_gaps`]).
     pub(in crate::pipeline) placed: Placed,
