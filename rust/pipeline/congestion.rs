@@ -133,18 +133,18 @@ pub(super) fn pace_wait(qp: &Qp<RrxeDevice>, snap: &Snapshot, now: u64) -> bool 
     true
 }
 
-/// How many PSNs an RC QP that DCQCN limits may have unacknowledged: its path's estimate and
+/// How many PSNs an RC QP that DCQCN limits may have in the network: its path's estimate and
 /// a floor ([`dcqcn::in_flight_cap`]), at most the requester's own window.
 pub(super) fn in_flight_cap(st: &SendState) -> u32 {
     dcqcn::in_flight_cap(st.rtt.path_psns(), window::MAX_UNACKED_PSNS)
 }
 
 /// Whether an RC QP that DCQCN limits, or whose READs met congestion lately
-/// ([`dcqcn::reads_congested`]), has as many PSNs unacknowledged as the path allows
-/// ([`in_flight_cap`]): it then sends nothing new until ACKs or responses come. Under the send
-/// lock; the reaction point's lock only when the cap is reached.
+/// ([`dcqcn::reads_congested`]), has as many PSNs in the network ([`in_flight`]) as the path
+/// allows ([`in_flight_cap`]): it then sends nothing new until ACKs or responses come. Under
+/// the send lock; the reaction point's lock only when the cap is reached.
 pub(super) fn window_full(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &SendState, now: u64) -> bool {
-    snap.qp_type == QpType::Rc && st.psn.distance_from(st.comp_psn) >= in_flight_cap(st) && {
+    snap.qp_type == QpType::Rc && in_flight(st) >= in_flight_cap(st) && {
         let cc = qp.pipe().cc.lock();
         cc.rp.rate_kbps().is_some()
             || dcqcn::reads_congested(cc.read_marked_ns, now, st.rtt.srtt_ns())
@@ -156,7 +156,17 @@ pub(super) fn window_full(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &SendState, 
 /// It asks for an ACK: without one, a responder acknowledges only up to the last packet that
 /// asked, and the sender stopped at the cap waited for a tail probe or its timeout.
 pub(super) fn fills_window(st: &SendState) -> bool {
-    st.psn.next().distance_from(st.comp_psn) == in_flight_cap(st)
+    in_flight(st).saturating_add(1) == in_flight_cap(st)
+}
+
+/// The PSNs an RC QP has in the network: from the oldest not yet acknowledged to the next new
+/// one, less the READ responses placed past a gap (selective recovery: they arrived, and only
+/// the gap before them waits for its answer). A response lost at the bottleneck then holds
+/// back no more than itself: counting the READ whole kept the link idle for the round trip of
+/// its ask, in which nothing new could start.
+pub(super) fn in_flight(st: &SendState) -> u32 {
+    let sent = st.psn.distance_from(st.comp_psn);
+    sent.saturating_sub(st.placed.count_in(st.comp_psn, st.psn))
 }
 
 /// The QP sent a packet of `bytes` at `now`: the rate measurement (or the reaction point's

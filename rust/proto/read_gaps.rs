@@ -118,6 +118,34 @@ impl Placed {
         }
     }
 
+    /// How many placed PSNs lie in `from..to` (only those within reach are known).
+    pub(crate) fn count_in(&self, from: Psn, to: Psn) -> u32 {
+        let place = |p: Psn| {
+            if cmp_psn(p, self.base) == Ordering::Greater {
+                p.distance_from(self.base).min(READ_GAP_REACH)
+            } else {
+                0
+            }
+        };
+        let (start, end) = (place(from), place(to));
+        let mut n = 0;
+        for (w, &bits) in (0u32..).zip(self.bits.iter()) {
+            let (lo, hi) = (w * 64, w * 64 + 64);
+            if end <= lo || start >= hi {
+                continue;
+            }
+            let mut mask = u64::MAX;
+            if start > lo {
+                mask &= u64::MAX << (start - lo);
+            }
+            if end < hi {
+                mask &= (1u64 << (end - lo)) - 1;
+            }
+            n += (bits & mask).count_ones();
+        }
+        n
+    }
+
     /// The first placed PSN from `from` on, if any within reach.
     pub(crate) fn next_placed(&self, from: Psn) -> Option<Psn> {
         let start = from.distance_from(self.base);

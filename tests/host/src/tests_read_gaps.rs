@@ -136,3 +136,29 @@ fn an_ask_is_over_when_answered_or_superseded() {
         "a request sent after it"
     );
 }
+
+#[test]
+fn counts_the_placed_psns_of_a_range() {
+    let mut p = at(1000);
+    for psn in [1001, 1002, 1063, 1064, 1130, 1000 + READ_GAP_REACH - 1] {
+        assert_eq!(p.mark(Psn::new(psn)), Mark::Fresh);
+    }
+    let n = |a: u32, b: u32| p.count_in(Psn::new(a), Psn::new(b));
+    assert_eq!(n(1000, 1000 + READ_GAP_REACH), 6, "all of them");
+    assert_eq!(n(990, 2000), 6, "a range wider than the reach");
+    assert_eq!(
+        n(1002, 1064),
+        2,
+        "1002 and 1063: the end is not in the range"
+    );
+    assert_eq!(n(1063, 1065), 2, "across a word's edge");
+    assert_eq!(n(1003, 1063), 0);
+    assert_eq!(n(1131, 1131), 0, "an empty range");
+    assert_eq!(n(900, 1000), 0, "before the base");
+    // Across the PSN space's wrap.
+    let mut w = at(0xff_fff0);
+    assert_eq!(w.mark(Psn::new(0xff_fffe)), Mark::Fresh);
+    assert_eq!(w.mark(Psn::new(3)), Mark::Fresh);
+    assert_eq!(w.count_in(Psn::new(0xff_fff0), Psn::new(4)), 2);
+    assert_eq!(w.count_in(Psn::new(0), Psn::new(3)), 0);
+}
