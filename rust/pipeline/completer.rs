@@ -310,8 +310,14 @@ fn on_ack(
     };
     match seq::classify_ack(aeth, psn) {
         AckDecision::Ack { last_acked } => {
-            let alone = st.alone_out();
-            probe::learn(&mut st, last_acked.psn());
+            // A probe's packet acknowledged sooner than a round trip after it went was
+            // acknowledged on its first way: the answer teaches nothing.
+            let alone = st
+                .alone_out()
+                .filter(|_| !st.too_soon_for_alone(crate::kernel_ext::now_ns()));
+            if alone.is_some() || st.alone_out().is_none() {
+                probe::learn(&mut st, last_acked.psn());
+            }
             sample_rtt(qp, snap, &mut st, last_acked.psn());
             // An unanswered READ before what this acknowledges lost responses: asked for
             // again, selectively when it can be, else from there on.

@@ -225,6 +225,7 @@ impl QpPipe {
             placed: Default::default(),
             read_ask: None,
             probes_unanswered: 0,
+            alone_sent_ns: 0,
             answered: false,
             probe: None,
             probe_way: ProbeWay::Rewound,

@@ -73,6 +73,7 @@ pub(super) fn send(
     match built {
         Ok(Some(item)) => {
             st.alone_sent(true);
+            st.alone_sent_ns = crate::kernel_ext::now_ns();
             qp.counts().inc(Counter::ResentAlone);
             super::tail::plan_answer_wait(qp, snap, st);
             Ok(Some(item))

@@ -213,6 +213,9 @@ pub(crate) struct SendState {
     /// Tail probes sent since the peer last answered something: each waits twice as long as
     /// the one before (`requester/tail.rs`).
     pub(in crate::pipeline) probes_unanswered: u8,
+    /// When the last probe sent alone left (monotonic ns): an answer sooner than the path's
+    /// shortest round trip after it was on its way before ([`Self::too_soon_for_alone`]).
+    pub(in crate::pipeline) alone_sent_ns: u64,
     /// The peer answered something (an ACK, a NAK, a response) since the move to RTS: a QP
     /// that runs out of retries without it reports a silent peer (`completer.rs`).
     pub(in crate::pipeline) answered: bool,
@@ -281,6 +284,16 @@ impl SendState {
             (Some(p), ProbeWay::Alone { sent: true, why }) => Some((p, why)),
             _ => None,
         }
+    }
+
+    /// Whether an answer at `now` came sooner after the probe sent alone than the QP's
+    /// shortest round trip: it answers an earlier transmission of the packets (it was on its
+    /// way when the probe left, as when a tail probe's timer fires while the late ACK waits in
+    /// the receive queue), and shows nothing of what the peer holds.
+    pub(crate) fn too_soon_for_alone(&self, now: u64) -> bool {
+        self.rtt
+            .min_ns()
+            .is_some_and(|min| now.saturating_sub(self.alone_sent_ns) < min)
     }
 
     /// Marks the probe sent alone as sent, or as to be sent again.
