@@ -461,6 +461,28 @@ mod tests {
     }
 
     #[test]
+    fn a_tail_probe_answered_at_it_by_an_unknown_peer_goes_on() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        // A SEND (100), then a READ of 20 responses (101..=120), sent, none answered: the
+        // tail probe sends the SEND alone.
+        sending(&mut st, Psn::new(100), 1, 1);
+        reading(&mut st, Psn::new(101), 20);
+        st.probe_alone(Psn::new(100), AloneWhy::Tail);
+        st.alone_sent(true);
+        // The SEND's late ACK: the READ's responses follow it; nothing goes back.
+        answered(&mut st, 100, AloneWhy::Tail, 100);
+        assert_eq!(st.peer, PeerRecovery::Unknown { misses: 0 });
+        let at = (st.psn, st.comp_psn, st.alone_due());
+        assert_eq!(at, (Psn::new(121), Psn::new(101), None));
+        // A peer known to drop what follows a gap gets the READ again.
+        st.peer = PeerRecovery::GoBackN;
+        probe::answered_alone(&mut st, Psn::new(100), AloneWhy::Tail, Psn::new(100));
+        assert_eq!((st.psn, st.comp_psn), (Psn::new(101), Psn::new(101)));
+    }
+
+    #[test]
     fn a_probe_for_the_next_gap_answered_at_it_goes_back() {
         let pipe = small_pipe();
         let mut st = pipe.send.lock();

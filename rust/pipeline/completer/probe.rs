@@ -98,6 +98,9 @@ fn send_alone(st: &mut SendState, p: Psn, why: AloneWhy) {
 ///   everything after `acked` again (go-back-N, as a C rxe peer expects);
 /// - so does a peer known to keep, when this probe went for that reason already and the answer
 ///   stops at it: everything from it on was lost or refused (its store was full);
+/// - a tail probe went because answers were late, not because the peer NAKed a gap: its
+///   answer shows no gap, and unless the peer is known to drop what follows one, nothing goes
+///   back (the answers after it are mostly still on their way);
 /// - else the packet after `acked` was lost too (bursty loss), and goes alone next, unless it
 ///   is the request of a READ or atomic, whose answer is on its way or is asked for by its own
 ///   probe.
@@ -109,7 +112,8 @@ pub(super) fn answered_alone(st: &mut SendState, probe: Psn, why: AloneWhy, acke
     if cmp_psn(st.sent_to, next) != Ordering::Greater {
         return;
     }
-    if st.peer != PeerRecovery::Keeps || (why == AloneWhy::Next && acked == probe) {
+    let late_tail = why == AloneWhy::Tail && st.peer != PeerRecovery::GoBackN;
+    if (st.peer != PeerRecovery::Keeps && !late_tail) || (why == AloneWhy::Next && acked == probe) {
         rewind(st);
         return;
     }
