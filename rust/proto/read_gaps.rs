@@ -198,6 +198,9 @@ pub(crate) struct ReadAsk {
     /// The next new PSN when the request was sent (`None`: not sent yet): any answer from
     /// there on comes after the answer to this one.
     pub(crate) after: Option<Psn>,
+    /// The last PSN of an ask this one replaced, whose answer may still be coming: its early
+    /// LAST there fits too.
+    pub(crate) late_end: Option<Psn>,
 }
 
 impl ReadAsk {
@@ -207,6 +210,7 @@ impl ReadAsk {
             start,
             end,
             after: None,
+            late_end: None,
         }
     }
 

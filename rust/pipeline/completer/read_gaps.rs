@@ -82,15 +82,21 @@ pub(super) fn place(
         p.filter(|p| psn_le(t.first_psn, *p) && psn_le(*p, t.last_psn))
             .map(|p| p.distance_from(t.first_psn))
     };
-    let asked = (place(st.read_resumed_at), place(st.read_ask.map(|a| a.end)));
-    let fits = window::read_response_fits(
-        t.length,
-        snap.mtu,
-        index,
-        asked,
-        h.info.position,
-        payload.len(),
-    );
+    let fits_at = |ask_end: Option<Psn>| {
+        let asked = (place(st.read_resumed_at), place(ask_end));
+        window::read_response_fits(
+            t.length,
+            snap.mtu,
+            index,
+            asked,
+            h.info.position,
+            payload.len(),
+        )
+    };
+    // The end of the ask, or of one it replaced whose answer is still coming.
+    let ask = st.read_ask;
+    let late = ask.and_then(|a| a.late_end);
+    let fits = fits_at(ask.map(|a| a.end)) || late.is_some_and(|e| fits_at(Some(e)));
     if !fits {
         return CompOutcome::drop(DropReason::ResponseLength);
     }

@@ -72,6 +72,24 @@ mod tests {
     }
 
     #[test]
+    fn an_ask_whose_answer_is_late_is_replaced_by_its_oldest_missing_response() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        sent(&mut st, WrOpcode::RdmaRead, 100, 64);
+        // Asked for 110..=163 and sent; 25 of its answer came.
+        st.read_ask = Some(ReadAsk {
+            after: Some(Psn::new(164)),
+            ..ReadAsk::new(Psn::new(110), Psn::new(163))
+        });
+        st.comp_psn = Psn::new(135);
+        assert!(read_probe(&mut st));
+        assert_eq!(ask(&st), Some((135, 135, false)));
+        // The first ask's early LAST may still come, and fits.
+        assert_eq!(st.read_ask.and_then(|a| a.late_end), Some(Psn::new(163)));
+    }
+
+    #[test]
     fn a_read_with_responses_asks_for_its_oldest_missing_one() {
         let pipe = small_pipe();
         let mut st = pipe.send.lock();

@@ -114,10 +114,10 @@ pub(super) fn probe_if_due(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendSt
     }
 }
 
-/// A tail probe for the oldest unanswered READ (selective recovery): the request asking for
-/// its first missing run is sent again, or one asking for its oldest unacknowledged response
-/// alone (a lost tail is one response more often than many, and a response only late comes
-/// twice at worst). When none came, a READ of at most
+/// A tail probe for the oldest unanswered READ (selective recovery): a request asking for its
+/// oldest unacknowledged response alone, in place of any ask still waiting (a lost tail is one
+/// response more often than many, and a response only late comes twice at worst). When none
+/// came, a READ of at most
 /// [`READ_PROBE_WHOLE_PKTS`] responses is asked for whole, a larger one by its first response.
 /// The answer to such an ask comes after everything the responder sent before it: what is
 /// still missing then is asked for at once (the completer's `read_gaps::recover`), whether it
@@ -140,10 +140,10 @@ pub(super) fn read_probe(st: &mut SendState) -> bool {
         return false;
     };
     st.probes_unanswered = st.probes_unanswered.saturating_add(1);
-    if let Some(a) = st.read_ask.as_mut() {
-        a.after = None;
-        return true;
-    }
+    // An ask still waiting for its answer is replaced: asking for its whole run again would
+    // have the responder send again what of the answer is only late (answers come in bursts
+    // through a queue or a stalled vCPU: one capture had 25 of an ask's 64 responses in and
+    // the rest on their way when the whole run was asked for again).
     // Its oldest unacknowledged response, or all of a small one none of whose responses came.
     let none_came = cmp_psn(st.comp_psn, t.first_psn) != Ordering::Greater;
     let start = if none_came { t.first_psn } else { st.comp_psn };
@@ -153,7 +153,11 @@ pub(super) fn read_probe(st: &mut SendState) -> bool {
     } else {
         start
     };
-    st.read_ask = Some(ReadAsk::new(start, end));
+    let late_end = st.read_ask.filter(|a| a.after.is_some()).map(|a| a.end);
+    st.read_ask = Some(ReadAsk {
+        late_end,
+        ..ReadAsk::new(start, end)
+    });
     true
 }
 
