@@ -184,6 +184,16 @@ pub(super) fn sent(qp: &Qp<RrxeDevice>, snap: &Snapshot, now: u64, bytes: usize)
     }
 }
 
+/// Whether `qp`'s packets may leave as trains (one UDP GSO buffer each): not while DCQCN
+/// limits it. A queue takes a train as one packet: RED marks or drops all of it at once (up
+/// to [`super::OUTBOX`] packets lost together, a gap the requester asks for as a run), and a
+/// RoCE NIC's rate limiter paces packets, not bursts. NVMe-oF through the 8 Mbit/s bottleneck
+/// without trains carried 0.93-0.94 of the link with 0.01-0.04 % dropped, against 0.84-0.93
+/// and up to 0.30 % with them (``congestion.rst``).
+pub(super) fn sends_trains(qp: &Qp<RrxeDevice>) -> bool {
+    qp.pipe().cc.lock().rp.rate_kbps().is_none()
+}
+
 /// Whether the pacing timer's expiry finds a packet waiting for its time ([`pace_wait`]), which
 /// it lets go: the expiry then runs the QP.
 pub(super) fn pace_due(qp: &Qp<RrxeDevice>) -> bool {
