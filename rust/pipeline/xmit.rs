@@ -140,9 +140,13 @@ pub(crate) fn send_batch(qp: &Qp<RrxeDevice>, items: &mut KVec<TxItem>, kicks: &
     // Plan first (packet counts and bytes of each train, in order), then move the packets out.
     let mut plan = [(0usize, 0usize); OUTBOX];
     let (mut nplan, mut i) = (0, 0);
-    let trains = super::congestion::sends_trains(qp);
+    // Asked of the reaction point only when a train would form (its lock, once per batch).
+    let mut trains = None;
     while let Some(rest) = items.get(i..).filter(|r| !r.is_empty()) {
-        let (n, total) = train_at(dev, rest, trains);
+        let (mut n, mut total) = train_at(dev, rest);
+        if n > 1 && !*trains.get_or_insert_with(|| super::congestion::sends_trains(qp)) {
+            (n, total) = (1, rest[0].skb.len());
+        }
         let Some(slot) = plan.get_mut(nplan) else {
             break;
         };
@@ -174,8 +178,9 @@ pub(crate) fn send_batch(qp: &Qp<RrxeDevice>, items: &mut KVec<TxItem>, kicks: &
 /// The packets at the start of `items` that form a train, and their bytes: IPv4 packets to
 /// the wire with the same address vector and source port, lengths as [`gso::train_len`]
 /// allows. FLUSH requests go alone (C rxe's ICRC for them is computed over other bytes), and
-/// so does every packet without `trains` ([`super::congestion::sends_trains`]).
-fn train_at(dev: &Device<RrxeDevice>, items: &[TxItem], trains: bool) -> (usize, usize) {
+/// so does every packet of a QP that DCQCN limits ([`send_batch`],
+/// [`super::congestion::sends_trains`]).
+fn train_at(dev: &Device<RrxeDevice>, items: &[TxItem]) -> (usize, usize) {
     let Some(first) = items.first() else {
         return (0, 0);
     };
@@ -186,7 +191,6 @@ fn train_at(dev: &Device<RrxeDevice>, items: &[TxItem], trains: bool) -> (usize,
             && !icrc::is_rc_flush(it.skb.data())
     };
     if !crate::params::gso()
-        || !trains
         || !eligible(first)
         || dev.is_local(&first.av)
         || crate::mcast::is_multicast(&first.av.dgid)
