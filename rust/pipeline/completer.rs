@@ -312,10 +312,11 @@ fn on_ack(
         AckDecision::Ack { last_acked } => {
             // A probe's packet acknowledged sooner than a round trip after it went was
             // acknowledged on its first way: the answer teaches nothing.
-            let alone = st
-                .alone_out()
-                .filter(|_| !st.too_soon_for_alone(crate::kernel_ext::now_ns()));
-            if alone.is_some() || st.alone_out().is_none() {
+            let sent_alone = st.alone_out();
+            let too_soon =
+                sent_alone.is_some() && st.too_soon_for_alone(crate::kernel_ext::now_ns());
+            let alone = sent_alone.filter(|_| !too_soon);
+            if !too_soon {
                 probe::learn(&mut st, last_acked.psn());
             }
             sample_rtt(qp, snap, &mut st, last_acked.psn());

@@ -39,10 +39,7 @@ use crate::{
             Psn, //
         },
         retry::RetryCause,
-        window::{
-            self,
-            Outstanding, //
-        },
+        window::Outstanding,
         wqe::WrOpcode,
     },
 };
@@ -114,16 +111,7 @@ pub(super) fn on_answer(
     }
     let index = psn.psn().distance_from(t.first_psn);
     if is_data {
-        let resumed_at = st.read_resumed_at.map(|p| p.distance_from(t.first_psn));
-        let fits_at = |ask_end: Option<Psn>| {
-            let ask_end = ask_end.map(|e| e.distance_from(t.first_psn));
-            let asked = (resumed_at, ask_end);
-            window::read_response_fits(t.length, snap.mtu, index, asked, position, payload.len())
-        };
-        // The end of the ask, or of one it replaced whose answer is still coming.
-        let ask = st.read_ask;
-        let late = ask.and_then(|a| a.late_end);
-        if !fits_at(ask.map(|a| a.end)) && !late.is_some_and(|e| fits_at(Some(e))) {
+        if !read_gaps::fits(snap, &st, &t, index, position, payload.len()) {
             return CompOutcome::drop(DropReason::ResponseLength);
         }
     }

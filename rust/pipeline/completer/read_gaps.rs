@@ -21,10 +21,12 @@ use crate::{
     ib::Qp,
     pipeline::state::{
         SendState,
-        Snapshot, //
+        Snapshot,
+        Track, //
     },
     proto::{
         cqe::WcStatus,
+        opcode::Position,
         packet::ParsedHeaders,
         psn::{
             cmp_psn,
@@ -58,6 +60,33 @@ pub(super) fn read_of(st: &mut SendState, psn: Psn) -> Option<usize> {
     None
 }
 
+/// Whether a response at `index` of READ `t`, at `position` with `len` bytes, fits its place
+/// ([`window::read_response_fits`]): a response may start where the READ was asked for again
+/// (`read_resumed_at`) and end early at the end of the ask, or of one it replaced whose answer
+/// is still coming.
+pub(super) fn fits(
+    snap: &Snapshot,
+    st: &SendState,
+    t: &Track,
+    index: u32,
+    position: Position,
+    len: usize,
+) -> bool {
+    let place = |p: Option<Psn>| {
+        p.filter(|p| psn_le(t.first_psn, *p) && psn_le(*p, t.last_psn))
+            .map(|p| p.distance_from(t.first_psn))
+    };
+    let fits_at = |ask_end: Option<Psn>| {
+        let asked = (place(st.read_resumed_at), place(ask_end));
+        window::read_response_fits(t.length, snap.mtu, index, asked, position, len)
+    };
+    let ask = st.read_ask;
+    fits_at(ask.map(|a| a.end))
+        || ask
+            .and_then(|a| a.late_end)
+            .is_some_and(|e| fits_at(Some(e)))
+}
+
 /// Places a READ response for entry `j` that arrived past the oldest PSN not yet acknowledged:
 /// it must fit its place in the READ, and each place is filled once; its data goes into the
 /// READ's sink now. One whose page is being faulted in is handled again once it is in; one
@@ -78,26 +107,7 @@ pub(super) fn place(
         return CompOutcome::drop(DropReason::StaleResponse);
     };
     let index = psn.distance_from(t.first_psn);
-    let place = |p: Option<Psn>| {
-        p.filter(|p| psn_le(t.first_psn, *p) && psn_le(*p, t.last_psn))
-            .map(|p| p.distance_from(t.first_psn))
-    };
-    let fits_at = |ask_end: Option<Psn>| {
-        let asked = (place(st.read_resumed_at), place(ask_end));
-        window::read_response_fits(
-            t.length,
-            snap.mtu,
-            index,
-            asked,
-            h.info.position,
-            payload.len(),
-        )
-    };
-    // The end of the ask, or of one it replaced whose answer is still coming.
-    let ask = st.read_ask;
-    let late = ask.and_then(|a| a.late_end);
-    let fits = fits_at(ask.map(|a| a.end)) || late.is_some_and(|e| fits_at(Some(e)));
-    if !fits {
+    if !fits(snap, st, &t, index, h.info.position, payload.len()) {
         return CompOutcome::drop(DropReason::ResponseLength);
     }
     st.placed.rebase(st.comp_psn);
