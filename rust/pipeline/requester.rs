@@ -103,8 +103,9 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
     // Nothing more to send (no WQE posted), or a WQE waits for room that only answers make: a
     // tail probe may be due later (the answers, or the NAK of a gap, may have been lost).
     let mut idle = false;
-    // A probe waits to go, then for its answer (selective recovery).
-    while !out.is_full() && st.wait == SendWait::None && !st.probe_waits() {
+    // A probe waits to go, then for its answer (selective recovery); new packets go meanwhile
+    // only to a peer that keeps them.
+    while !out.is_full() && st.wait == SendWait::None && !st.probe_holds_back() {
         // A rate-limited QP that sent its burst waits for its pacing timer.
         let now = snap.paced().then(now_ns);
         if now.is_some_and(|now| super::congestion::pace_wait(qp, snap, now)) {

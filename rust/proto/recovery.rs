@@ -14,15 +14,33 @@
 //! that it drops what follows a gap gets go-back-N from then on, at no more than one round
 //! trip's cost per gap until then.
 
-use super::psn::{
-    cmp_psn,
-    Psn, //
+use super::{
+    psn::{
+        cmp_psn,
+        Psn, //
+    },
+    reorder::REORDER_SLOTS,
 };
 use core::cmp::Ordering;
 
 /// How many probes must show a peer dropping what followed a gap, and none keeping it, before
 /// the requester stops probing that peer.
 pub(crate) const MISSES_FOR_GO_BACK_N: u8 = 2;
+
+/// The most PSNs past the oldest unacknowledged one that a requester has sent while a probe
+/// sent alone waits for its answer from a peer known to keep what follows a gap: what an rrxe
+/// responder keeps past a gap ([`REORDER_SLOTS`]; it refuses more, and each packet refused is
+/// a gap of its own, probed in its turn).
+pub(crate) const PAST_PROBE_PSNS: u32 = REORDER_SLOTS as u32;
+
+/// Whether a requester whose next PSN is `next` and whose oldest unacknowledged one is
+/// `unacked` sends new packets while a probe sent alone waits for its answer. A peer known to
+/// keep ([`PeerRecovery::Keeps`]) keeps them too, up to [`PAST_PROBE_PSNS`], and the link does
+/// not idle a round trip for each gap (at 5 % loss of single packets, a gap every twenty); one
+/// not known to may drop them, and waits.
+pub(crate) fn sends_past_probe(peer: PeerRecovery, next: Psn, unacked: Psn) -> bool {
+    peer == PeerRecovery::Keeps && next.distance_from(unacked) < PAST_PROBE_PSNS
+}
 
 /// What a requester knows of how its peer recovers from a gap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

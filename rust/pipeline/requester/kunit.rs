@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! KUnit tests of the requester's tail probes (`tail.rs`): which READ a tail probe asks for
-//! again, and what it asks for.
+//! again, and what it asks for; and what a probe sent alone holds back.
 
 #[kernel::prelude::kunit_tests(rrxe_pipeline_requester)]
 mod tests {
     use super::super::super::{
         sinks::Remote,
         state::{
+            AloneWhy,
             QpPipe,
             SendState,
             Track, //
@@ -17,6 +18,10 @@ mod tests {
     use crate::proto::{
         psn::Psn,
         read_gaps::ReadAsk,
+        recovery::{
+            PeerRecovery,
+            PAST_PROBE_PSNS, //
+        },
         wqe::WrOpcode, //
     };
     use kernel::prelude::*;
@@ -140,5 +145,28 @@ mod tests {
         sent(&mut st, WrOpcode::Send, 100, 2);
         assert!(!read_probe(&mut st));
         assert_eq!(ask(&st), None);
+    }
+
+    #[test]
+    fn a_probe_sent_alone_holds_back_new_packets_only_from_a_peer_not_known_to_keep() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        sent(&mut st, WrOpcode::RdmaWrite, 100, 8);
+        st.probe_alone(Psn::new(103), AloneWhy::Nak);
+        // It waits to go.
+        assert!(st.probe_holds_back());
+        st.alone_sent(true);
+        // A peer not known to keep may drop what follows.
+        assert!(st.probe_holds_back());
+        st.peer = PeerRecovery::Keeps;
+        // A keeping peer keeps what goes meanwhile.
+        assert!(!st.probe_holds_back());
+        sent(&mut st, WrOpcode::RdmaWrite, 108, PAST_PROBE_PSNS - 8);
+        // No more than its store keeps.
+        assert!(st.probe_holds_back());
+        st.peer = PeerRecovery::GoBackN;
+        st.comp_psn = Psn::new(104);
+        assert!(st.probe_holds_back());
     }
 }

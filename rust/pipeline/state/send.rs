@@ -20,6 +20,7 @@ use crate::proto::{
         ReadAsk, //
     },
     recovery::{
+        sends_past_probe,
         PeerRecovery,
         Rtt, //
     },
@@ -262,6 +263,13 @@ impl SendState {
             matches!(self.probe_way, ProbeWay::Alone { .. })
                 || cmp_psn(self.psn, p) == Ordering::Greater
         })
+    }
+
+    /// Whether the probe holds new packets back ([`Self::probe_waits`]): unless it went alone
+    /// and the peer keeps what follows a gap, up to what it keeps ([`sends_past_probe`]).
+    pub(crate) fn probe_holds_back(&self) -> bool {
+        self.probe_waits()
+            && !(self.alone_out().is_some() && sends_past_probe(self.peer, self.psn, self.comp_psn))
     }
 
     /// The probe, once its packet went: its answer is awaited.

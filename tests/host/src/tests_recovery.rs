@@ -6,10 +6,12 @@
 use crate::proto::{
     psn::Psn,
     recovery::{
+        sends_past_probe,
         tail_probe_delay_ns,
         PeerRecovery,
         Rtt,
         MISSES_FOR_GO_BACK_N,
+        PAST_PROBE_PSNS,
         TAIL_PROBE_MIN_NS, //
     },
 };
@@ -171,5 +173,30 @@ fn tail_probes_wait_for_a_late_answer_within_bounds() {
     assert_eq!(
         tail_probe_delay_ns(Some(10_000_000), None),
         Some(10_000_000)
+    );
+}
+
+#[test]
+fn only_a_keeping_peer_gets_new_packets_while_a_probe_waits() {
+    let unacked = Psn::new(0xff_fff0);
+    let near = Psn::new(0x10); // across the wrap: 32 PSNs on
+    let edge = unacked.wrapping_add(PAST_PROBE_PSNS);
+    for peer in [
+        PeerRecovery::Unknown { misses: 0 },
+        PeerRecovery::Unknown { misses: 1 },
+        PeerRecovery::GoBackN,
+    ] {
+        assert!(!sends_past_probe(peer, near, unacked), "{peer:?}");
+    }
+    assert!(sends_past_probe(PeerRecovery::Keeps, near, unacked));
+    assert!(sends_past_probe(PeerRecovery::Keeps, unacked, unacked));
+    assert!(sends_past_probe(
+        PeerRecovery::Keeps,
+        edge.wrapping_sub(1),
+        unacked
+    ));
+    assert!(
+        !sends_past_probe(PeerRecovery::Keeps, edge, unacked),
+        "no more than the peer's store keeps"
     );
 }
