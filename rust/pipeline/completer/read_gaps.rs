@@ -132,10 +132,10 @@ pub(super) fn place(
     qp.counts().inc(Counter::ReadPlaced);
     st.rtt.answered_past(psn);
     // Not progress in itself (the oldest READ still waits), but the peer is answering: no
-    // retransmission timeout or tail probe while it does.
+    // retransmission timeout while it does, and the tail probe waits a round trip more.
     st.progressed = true;
-    st.tail_probe_at = None;
     st.probes_unanswered = 0;
+    crate::pipeline::requester::tail::replan(qp, snap, st);
     CompOutcome::default()
 }
 

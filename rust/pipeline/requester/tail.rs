@@ -215,6 +215,17 @@ pub(crate) fn tail_probe_due(qp: &Qp<RrxeDevice>) -> bool {
     false
 }
 
+/// The peer is answering (a READ response placed past a gap): a tail probe planned goes later,
+/// a full wait from now, and one is planned if none was. Not cancelled: the requester may not
+/// run again before the timeout (nothing more to send, or held back), and when the answers stop
+/// short (the last response of the oldest READ, or the answer to its ask, was lost) the probe
+/// is all that asks again (a capture of NVMe-oF at 5 % loss had the target wait 1.6 s for its
+/// retransmission timer after the last response it placed).
+pub(crate) fn replan(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) {
+    st.tail_probe_at = None;
+    plan(qp, snap, st);
+}
+
 /// At the end of a run that has nothing more to send: a tail probe is planned for later, and
 /// the QP's high-resolution timer armed for it (shared with pacing: it fires at the earlier
 /// deadline, and the run it wakes plans again).
