@@ -12,7 +12,10 @@ use crate::{
     counters::Counter,
     device::RrxeDevice,
     ib::Qp,
-    pipeline::state::AloneWhy,
+    pipeline::state::{
+        AloneWhy,
+        ProbeWay, //
+    },
     proto::{
         psn::{
             cmp_psn,
@@ -104,20 +107,29 @@ fn send_alone(st: &mut SendState, p: Psn, why: AloneWhy) {
 /// - else the packet after `acked` was lost too (bursty loss), and goes alone next, unless it
 ///   is the request of a READ or atomic, whose answer is on its way or is asked for by its own
 ///   probe.
+///
+/// Otherwise the probe is over. An ACK past it usually moves the oldest unacknowledged PSN on,
+/// which ends it anyway; not behind a READ still missing responses (the ACK cannot complete
+/// what follows the READ), and a probe left waiting went again and again while no tail probe
+/// asked for the READ (NVMe-oF at 5 % loss sat out its retransmission timeout so, 1-2 s each).
 pub(super) fn answered_alone(st: &mut SendState, probe: Psn, why: AloneWhy, acked: Psn) {
     if cmp_psn(acked, probe) == Ordering::Less {
         return;
     }
     let next = acked.next();
-    if cmp_psn(st.sent_to, next) != Ordering::Greater {
-        return;
+    if cmp_psn(st.sent_to, next) == Ordering::Greater {
+        let late_tail = why == AloneWhy::Tail && st.peer != PeerRecovery::GoBackN;
+        if (st.peer != PeerRecovery::Keeps && !late_tail)
+            || (why == AloneWhy::Next && acked == probe)
+        {
+            rewind(st);
+            return;
+        }
+        if st.can_send_data_alone(next) {
+            send_alone(st, next, AloneWhy::Next);
+            return;
+        }
     }
-    let late_tail = why == AloneWhy::Tail && st.peer != PeerRecovery::GoBackN;
-    if (st.peer != PeerRecovery::Keeps && !late_tail) || (why == AloneWhy::Next && acked == probe) {
-        rewind(st);
-        return;
-    }
-    if st.can_send_data_alone(next) {
-        send_alone(st, next, AloneWhy::Next);
-    }
+    st.probe = None;
+    st.probe_way = ProbeWay::Rewound;
 }

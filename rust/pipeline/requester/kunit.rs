@@ -169,4 +169,19 @@ mod tests {
         st.comp_psn = Psn::new(104);
         assert!(st.probe_holds_back());
     }
+
+    #[test]
+    fn an_ack_sooner_than_a_round_trip_after_a_probe_is_not_its_answer() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        st.alone_sent_ns = 5_000_000;
+        assert!(!st.too_soon_for_alone(5_000_100));
+        // The shortest round trip is 1 ms.
+        st.rtt.sending(Psn::new(100), 1_000_000, Psn::new(100));
+        assert!(st.rtt.acked(Psn::new(100), 2_000_000, None).is_some());
+        // 0.2 ms after the probe left, and a round trip after.
+        assert!(st.too_soon_for_alone(5_200_000));
+        assert!(!st.too_soon_for_alone(6_000_000));
+    }
 }
