@@ -6,6 +6,7 @@
 
 mod atomic;
 mod connected;
+mod kunit;
 mod reorder;
 mod reply;
 

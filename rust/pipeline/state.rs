@@ -15,12 +15,14 @@ pub(crate) use snapshot::Snapshot;
 
 pub(crate) use recv::{
     ReadOut,
+    ReadQueue,
     RecvProgress,
     RecvState,
     Resource,
     Resources,
     TakenRecv,
     WriteProgress, //
+    READS_QUEUED,
 };
 pub(crate) use send::{
     AloneWhy,
@@ -243,6 +245,7 @@ impl QpPipe {
             sges: KVec::with_capacity(max_recv_sge as usize, GFP_KERNEL_ACCOUNT)?,
             write: None,
             read: None,
+            read_next: ReadQueue::default(),
             resources: Resources::none(),
             nak_sent: false,
             ack_due: None,
@@ -399,6 +402,7 @@ impl QpPipe {
             // `flush_queues`, before the ring's.
             r.write = None;
             r.read = None;
+            r.read_next.clear();
             // Replies held in ERR still go with the next pass that may send: they answer
             // requests from before the error, the fatal NAK that moved the QP here among them.
             drop(r);

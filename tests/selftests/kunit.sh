@@ -5,7 +5,8 @@
 . "$(dirname "$0")/lib.sh"
 is_rrxe || skip "rrxe-specific"
 SUITES="rrxe_limits rrxe_counters rrxe_table rrxe_ib_attr rrxe_mr rrxe_mm_fill rrxe_mcast rrxe_crc
-	rrxe_pipeline_state rrxe_pipeline_sinks rrxe_pipeline_flow rrxe_pipeline_completer rrxe_pipeline_requester"
+	rrxe_pipeline_state rrxe_pipeline_sinks rrxe_pipeline_flow rrxe_pipeline_completer
+	rrxe_pipeline_requester rrxe_pipeline_responder"
 trap cleanup_driver EXIT
 modprobe -r rrxe 2>/dev/null
 dmesg -C

@@ -16,6 +16,7 @@ use super::{
         rkey,
         state::{
             ReadOut,
+            RecvState,
             Resource,
             Snapshot, //
         },
@@ -179,8 +180,8 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
             return false;
         };
         if r.sent >= r.npkts {
-            st.read = None;
-            return false;
+            st.read = st.read_next.pop();
+            continue;
         }
         // A rate-limited QP's responses keep to its rate too: the READ waits for the timer.
         let now = snap.paced().then(now_ns);
@@ -191,8 +192,8 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
         let off = r.sent.saturating_mul(mtu);
         let n = r.len.saturating_sub(off).min(mtu) as usize;
         let Some(opcode) = seq::read_response_opcode(r.sent, r.npkts) else {
-            st.read = None;
-            return false;
+            st.read = st.read_next.pop();
+            continue;
         };
         let info_has_aeth = opcode != Opcode::RC_READ_RESPONSE_MIDDLE;
         let aeth = info_has_aeth.then_some(Aeth {
@@ -241,6 +242,7 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
             Err(_) => {
                 // The memory vanished under the READ: answer with a remote access NAK.
                 st.read = None;
+                st.read_next.clear();
                 let msn = st.msn;
                 drop(st);
                 ack(qp, snap, msn, psn, Aeth::NAK_REMOTE_ACCESS_ERROR, out);
@@ -249,6 +251,45 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
         }
     }
     st.read.is_some()
+}
+
+/// Answers a duplicate READ (`again`: the run of its responses to send again) in turn with the
+/// READ being sent, if any:
+/// - a run of that READ from a response it sent already (the requester lost it) starts again
+///   there, and what it had still to send is queued first behind it;
+/// - a run it is still to send needs nothing, unless it goes further: what lies beyond is
+///   queued;
+/// - any other (a later run of the same READ, another READ) is queued behind it. A requester
+///   that placed responses past several gaps asks for each run at once, and a go-back-N one
+///   sends its READs again one after the other; before, all but the first were dropped and
+///   asked for again a round trip later each.
+///
+/// `Err` when the queue is full: the duplicate is dropped and asked for again.
+pub(super) fn read_again(st: &mut RecvState, again: ReadOut) -> Result<(), DropReason> {
+    let Some(r) = st.read else {
+        st.read = Some(again);
+        return Ok(());
+    };
+    let queued = if r.psn != again.psn || again.sent >= r.npkts {
+        st.read_next.push(again)
+    } else if again.sent >= r.sent {
+        let beyond = ReadOut {
+            sent: r.npkts,
+            ..again
+        };
+        again.npkts <= r.npkts || st.read_next.push(beyond)
+    } else {
+        let rest = ReadOut {
+            sent: r.sent.max(again.npkts),
+            ..r
+        };
+        if rest.sent < rest.npkts && !st.read_next.push_front(rest) {
+            return Err(DropReason::Duplicate);
+        }
+        st.read = Some(again);
+        true
+    };
+    queued.then_some(()).ok_or(DropReason::Duplicate)
 }
 
 /// Answers a request that failed with a NAK of `syndrome` at the expected PSN (RC only: the
@@ -362,11 +403,6 @@ pub(super) fn duplicate(
                     rkey,
                     len,
                 }) => {
-                    // The requester lost responses of the READ being answered: start again
-                    // from the first it asks for. A duplicate of another READ waits.
-                    if st.read.as_ref().is_some_and(|r| r.psn != p) {
-                        return Err(DropReason::Duplicate);
-                    }
                     let whole = u64::from(len);
                     if rkey::resolve(qp, snap, rkey, ib::Access::RemoteRead.into(), va, whole)
                         .is_err()
@@ -387,14 +423,15 @@ pub(super) fn duplicate(
                         })
                         .and_then(|r| seq::packets_for(r.dma_len, snap.mtu))
                         .map_or(npkts, |n| start.saturating_add(n).min(npkts));
-                    st.read = Some(ReadOut {
+                    let again = ReadOut {
                         rkey,
                         va,
                         len,
                         psn: p,
                         npkts: end,
                         sent: start,
-                    });
+                    };
+                    read_again(&mut st, again)?;
                     qp.pipe().reply_due();
                     Ok(())
                 }

@@ -79,6 +79,7 @@ impl Resources {
 ///
 /// Memory is named by rkey and looked up for each packet, never held: a stalled or hostile peer
 /// must not keep an MR from being deregistered.
+#[derive(Clone, Copy)]
 pub(crate) struct ReadOut {
     pub(in crate::pipeline) rkey: u32,
     pub(in crate::pipeline) va: u64,
@@ -86,6 +87,56 @@ pub(crate) struct ReadOut {
     pub(in crate::pipeline) psn: Psn,
     pub(in crate::pipeline) npkts: u32,
     pub(in crate::pipeline) sent: u32,
+}
+
+/// The most READs (duplicates, each a run of a READ's responses) the responder queues behind
+/// the one it is sending.
+pub(crate) const READS_QUEUED: usize = 8;
+
+/// The duplicate READ requests waiting for the READ being sent, in the order they are to go: a
+/// requester that placed responses past several gaps asks for each missing run at once, and a
+/// go-back-N requester sends its READs again one after the other.
+pub(crate) struct ReadQueue([Option<ReadOut>; READS_QUEUED]);
+
+impl Default for ReadQueue {
+    fn default() -> Self {
+        Self([None; READS_QUEUED])
+    }
+}
+
+impl ReadQueue {
+    /// Queues `r` last; `false` when full.
+    pub(crate) fn push(&mut self, r: ReadOut) -> bool {
+        match self.0.iter_mut().find(|s| s.is_none()) {
+            Some(s) => {
+                *s = Some(r);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Queues `r` first; `false` when full.
+    pub(crate) fn push_front(&mut self, r: ReadOut) -> bool {
+        if self.0.last().is_some_and(Option::is_some) {
+            return false;
+        }
+        self.0.rotate_right(1);
+        self.0[0] = Some(r);
+        true
+    }
+
+    /// The first queued, taken.
+    pub(crate) fn pop(&mut self) -> Option<ReadOut> {
+        let first = self.0[0].take()?;
+        self.0.rotate_left(1);
+        Some(first)
+    }
+
+    /// Forgets them all.
+    pub(crate) fn clear(&mut self) {
+        *self = Self::default();
+    }
 }
 
 /// The receive WQE a multi-packet SEND is filling.
@@ -123,6 +174,8 @@ pub(crate) struct RecvState {
     pub(in crate::pipeline) sges: KVec<Sge>,
     pub(in crate::pipeline) write: Option<WriteProgress>,
     pub(in crate::pipeline) read: Option<ReadOut>,
+    /// What goes after `read` (empty without it).
+    pub(in crate::pipeline) read_next: ReadQueue,
     /// READ/atomic resources, as many as `max_dest_rd_atomic`.
     pub(in crate::pipeline) resources: Resources,
     /// A PSN sequence error NAK was sent and no in-order packet arrived since.
@@ -168,6 +221,7 @@ impl RecvState {
         self.recv = None;
         self.write = None;
         self.read = None;
+        self.read_next.clear();
         self.last_op = None;
         self.nak_sent = false;
         self.ack_due = None;
