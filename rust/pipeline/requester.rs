@@ -100,6 +100,13 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
             res.progressed = true;
         }
     }
+    while !out.is_full() {
+        let Some(item) = packet::extra_ask(qp, snap, &mut st) else {
+            break;
+        };
+        out.push(item);
+        res.progressed = true;
+    }
     // Nothing more to send (no WQE posted), or a WQE waits for room that only answers make: a
     // tail probe may be due later (the answers, or the NAK of a gap, may have been lost).
     let mut idle = false;
@@ -424,6 +431,7 @@ pub(crate) fn rewind(st: &mut SendState) {
     // The READs after it are asked for again whole.
     st.placed.clear();
     st.read_ask = None;
+    st.extra_asks = Default::default();
     st.probes_unanswered = 0;
     // An answer to a packet sent again could be either copy's (Karn).
     st.rtt.cancel();

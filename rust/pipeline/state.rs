@@ -5,6 +5,7 @@
 //! spinlock, plus the run gate, the inbox of received packets and the retransmission timer.
 //! The sender side's types are in [`send`], the receiver side's in [`recv`].
 
+mod extra_asks;
 mod home;
 pub(crate) mod odp;
 mod recv;
@@ -226,6 +227,7 @@ impl QpPipe {
             read_resumed_at: None,
             placed: Default::default(),
             read_ask: None,
+            extra_asks: [None; crate::proto::read_gaps::EXTRA_ASKS],
             probes_unanswered: 0,
             alone_sent_ns: 0,
             answered: false,

@@ -188,6 +188,40 @@ pub(crate) fn missing_run(
     }
 }
 
+/// The most asks for later runs a requester has out beside the one for the oldest run
+/// ([`next_missing_run`]): one fewer than an rrxe responder queues behind the READ it sends.
+pub(crate) const EXTRA_ASKS: usize = 7;
+
+/// The first run of a READ's responses (PSNs `first..=last`) known missing from `from` on:
+/// PSNs not placed, up to the next one placed (a responder answers in order, so a response
+/// placed after them shows them lost), at most to the READ's last. `None` when none is known
+/// missing there (every PSN placed, or none placed after the first missing one).
+pub(crate) fn next_missing_run(
+    placed: &Placed,
+    from: Psn,
+    (first, last): (Psn, Psn),
+) -> Option<(Psn, Psn)> {
+    let mut at = if cmp_psn(from, first) == Ordering::Less {
+        first
+    } else {
+        from
+    };
+    // Within reach of the placed ones only: `has` is false past it.
+    while cmp_psn(at, last) != Ordering::Greater && placed.has(at) {
+        at = at.next();
+    }
+    if cmp_psn(at, last) == Ordering::Greater {
+        return None;
+    }
+    let next = placed.next_placed(at)?;
+    let end = if cmp_psn(next, last) == Ordering::Greater {
+        last
+    } else {
+        next.wrapping_sub(1)
+    };
+    Some((at, end))
+}
+
 /// A request asking again for the responses `start..=end` of the oldest unanswered READ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ReadAsk {

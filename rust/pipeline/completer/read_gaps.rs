@@ -85,6 +85,10 @@ pub(super) fn fits(
         || ask
             .and_then(|a| a.late_end)
             .is_some_and(|e| fits_at(Some(e)))
+        || st.extra_asks.iter().flatten().any(|a| {
+            let asked = (place(Some(a.start)), place(Some(a.end)));
+            window::read_response_fits(t.length, snap.mtu, index, asked, position, len)
+        })
 }
 
 /// Places a READ response for entry `j` that arrived past the oldest PSN not yet acknowledged:
@@ -214,11 +218,16 @@ pub(super) fn rest_missing(st: &SendState, last_psn: Psn) -> bool {
 /// being recovered this way (an ask waits for its answer or is due): then a response past a
 /// gap or an acknowledgement past the READ need not go back.
 pub(super) fn recover(st: &mut SendState, psn: Psn, lost: bool) -> bool {
-    if let Some(a) = st.read_ask {
-        if !a.over(psn, st.comp_psn) {
-            return true;
+    let asked = match st.read_ask {
+        Some(a) if !a.over(psn, st.comp_psn) => true,
+        _ => {
+            st.read_ask = None;
+            st.ask_missing_read_run(lost)
         }
-        st.read_ask = None;
+    };
+    // The later runs known missing, to a peer that keeps (`state/extra_asks.rs`).
+    if asked {
+        st.plan_extra_asks();
     }
-    st.ask_missing_read_run(lost)
+    asked
 }

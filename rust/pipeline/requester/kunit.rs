@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! KUnit tests of the requester's tail probes (`tail.rs`): which READ a tail probe asks for
-//! again, and what it asks for; and what a probe sent alone holds back.
+//! again, and what it asks for; what a probe sent alone holds back; which later runs of READ
+//! responses are asked for at once (`state/extra_asks.rs`).
 
 #[kernel::prelude::kunit_tests(rrxe_pipeline_requester)]
 mod tests {
@@ -17,7 +18,10 @@ mod tests {
     use super::super::tail::read_probe;
     use crate::proto::{
         psn::Psn,
-        read_gaps::ReadAsk,
+        read_gaps::{
+            Mark,
+            ReadAsk, //
+        },
         recovery::{
             PeerRecovery,
             PAST_PROBE_PSNS, //
@@ -168,6 +172,42 @@ mod tests {
         st.peer = PeerRecovery::GoBackN;
         st.comp_psn = Psn::new(104);
         assert!(st.probe_holds_back());
+    }
+
+    #[test]
+    fn the_later_runs_known_missing_are_asked_for_at_once_from_a_keeping_peer() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        sent(&mut st, WrOpcode::RdmaRead, 100, 64);
+        for p in [103, 110, 120] {
+            assert_eq!(st.placed.mark(Psn::new(p)), Mark::Fresh);
+        }
+        assert!(st.ask_missing_read_run(false));
+        assert_eq!(ask(&st), Some((100, 102, false)));
+        let extras = |st: &SendState| -> KVec<(u32, u32)> {
+            let mut v = KVec::new();
+            for a in st.extra_asks.iter().flatten() {
+                v.push((a.start.value(), a.end.value()), GFP_KERNEL)
+                    .unwrap();
+            }
+            v
+        };
+        st.plan_extra_asks();
+        // Not to a peer not known to keep.
+        assert!(extras(&st).is_empty());
+        st.peer = PeerRecovery::Keeps;
+        st.plan_extra_asks();
+        // Nothing is placed after 121: 121..=163 is not known missing.
+        assert_eq!(&extras(&st)[..], &[(104, 109), (111, 119)]);
+        st.plan_extra_asks();
+        // A run asked for is not asked for again.
+        assert_eq!(extras(&st).len(), 2);
+        // The oldest PSN not yet acknowledged reaches the second run: its ask becomes the
+        // oldest run's, cut to start there.
+        let a = st.take_extra_ask(Psn::new(112)).unwrap();
+        assert_eq!((a.start.value(), a.end.value()), (112, 119));
+        assert_eq!(&extras(&st)[..], &[(104, 109)]);
     }
 
     #[test]

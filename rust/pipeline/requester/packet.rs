@@ -19,7 +19,8 @@ use crate::{
         odp::Side,
         state::{
             SendState,
-            Snapshot, //
+            Snapshot,
+            Track, //
         },
         xmit, TxItem,
     },
@@ -146,16 +147,61 @@ pub(super) fn read_ask(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState)
     let a = st.read_ask.filter(|a| a.after.is_none())?;
     // The oldest unanswered READ; WQEs before it that wait for an ACK only are acknowledged
     // by its answer (a tail probe asks for a READ none of whose responses came behind them).
-    let t = st.first_unanswered().filter(|t| {
-        t.opcode == WrOpcode::RdmaRead
-            && cmp_psn(a.start, t.first_psn) != Ordering::Less
-            && cmp_psn(a.end, t.last_psn) != Ordering::Greater
-            && cmp_psn(a.end, a.start) != Ordering::Less
-    });
-    let (Some(t), Some(sink)) = (t, t.and_then(|t| t.sink)) else {
+    let t = st.first_unanswered();
+    let Some((t, item)) = t.and_then(|t| ask_packet(qp, snap, st, t, a).map(|i| (t, i))) else {
         st.read_ask = None;
         return None;
     };
+    // A responder that took an earlier ask for a new READ (it never saw this one) answers this
+    // one as new too: from a FIRST or ONLY at its start.
+    if a.start != t.first_psn {
+        st.read_resumed_at = Some(a.start);
+    }
+    st.read_ask = Some(ReadAsk {
+        after: Some(st.psn),
+        ..a
+    });
+    Some(item)
+}
+
+/// An extra ask (`state/extra_asks.rs`) not sent yet, built as [`read_ask`] builds the oldest
+/// run's, for the READ that holds its run; one that names no outstanding READ is dropped.
+pub(super) fn extra_ask(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: &mut SendState,
+) -> Option<TxItem> {
+    let k = st
+        .extra_asks
+        .iter()
+        .position(|a| a.is_some_and(|a| a.after.is_none()))?;
+    let a = st.extra_asks[k]?;
+    let t = st.holding(a.start).and_then(|i| st.entry(i).copied());
+    let Some(item) = t.and_then(|t| ask_packet(qp, snap, st, t, a)) else {
+        st.extra_asks[k] = None;
+        return None;
+    };
+    st.extra_asks[k] = Some(ReadAsk {
+        after: Some(st.psn),
+        ..a
+    });
+    Some(item)
+}
+
+/// The READ request of ask `a` for the run of READ `t`'s responses it names; `None` when `t`
+/// is no READ holding that run.
+fn ask_packet(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: &SendState,
+    t: Track,
+    a: ReadAsk,
+) -> Option<TxItem> {
+    let holds = t.opcode == WrOpcode::RdmaRead
+        && cmp_psn(a.start, t.first_psn) != Ordering::Less
+        && cmp_psn(a.end, t.last_psn) != Ordering::Greater
+        && cmp_psn(a.end, a.start) != Ordering::Less;
+    let sink = t.sink.filter(|_| holds)?;
     let remote = st.sinks.remote(sink);
     let skip = a.start.distance_from(t.first_psn).checked_mul(snap.mtu)?;
     let runs = (a.end.distance_from(a.start) + 1).checked_mul(snap.mtu)?;
@@ -168,15 +214,6 @@ pub(super) fn read_ask(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState)
         dma_len: len,
     });
     let skb = xmit::build(qp.device(), &h, 0, |_| Ok(())).ok()?;
-    // A responder that took an earlier ask for a new READ (it never saw this one) answers this
-    // one as new too: from a FIRST or ONLY at its start.
-    if a.start != t.first_psn {
-        st.read_resumed_at = Some(a.start);
-    }
-    st.read_ask = Some(ReadAsk {
-        after: Some(st.psn),
-        ..a
-    });
     qp.counts().inc(Counter::ReadAsked);
     Some(TxItem {
         skb,

@@ -17,7 +17,8 @@ use crate::proto::{
     read_gaps::{
         missing_run,
         Placed,
-        ReadAsk, //
+        ReadAsk,
+        EXTRA_ASKS, //
     },
     recovery::{
         sends_past_probe,
@@ -211,6 +212,8 @@ pub(crate) struct SendState {
     /// Selective recovery: the request asking again for a missing run of the oldest
     /// unanswered READ's responses, to be sent or waiting for its answer.
     pub(in crate::pipeline) read_ask: Option<ReadAsk>,
+    /// Selective recovery: asks for later missing runs, beside `read_ask` (`extra_asks.rs`).
+    pub(in crate::pipeline) extra_asks: [Option<ReadAsk>; EXTRA_ASKS],
     /// Tail probes sent since the peer last answered something: each waits twice as long as
     /// the one before (`requester/tail.rs`).
     pub(in crate::pipeline) probes_unanswered: u8,
@@ -247,6 +250,7 @@ impl SendState {
         self.acked_ahead = None;
         self.placed.clear();
         self.read_ask = None;
+        self.extra_asks = [None; EXTRA_ASKS];
         self.probes_unanswered = 0;
         self.answered = false;
         self.probe = None;
@@ -442,7 +446,8 @@ impl SendState {
         let Some(end) = missing_run(&self.placed, run, self.comp_psn, lost) else {
             return false;
         };
-        self.read_ask = Some(ReadAsk::new(self.comp_psn, end));
+        let ask = self.take_extra_ask(self.comp_psn);
+        self.read_ask = Some(ask.unwrap_or(ReadAsk::new(self.comp_psn, end)));
         true
     }
 

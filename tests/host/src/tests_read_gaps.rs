@@ -6,6 +6,7 @@ use crate::proto::{
     psn::Psn,
     read_gaps::{
         missing_run,
+        next_missing_run,
         Mark,
         Placed,
         ReadAsk,
@@ -161,4 +162,45 @@ fn counts_the_placed_psns_of_a_range() {
     assert_eq!(w.mark(Psn::new(3)), Mark::Fresh);
     assert_eq!(w.count_in(Psn::new(0xff_fff0), Psn::new(4)), 2);
     assert_eq!(w.count_in(Psn::new(0), Psn::new(3)), 0);
+}
+
+#[test]
+fn finds_each_run_known_missing() {
+    // A READ over 1000..=1019 with 1000 the oldest unacknowledged PSN; placed: 1003-1004,
+    // 1008, 1015 (and a later READ's 1030).
+    let mut p = at(1000);
+    for psn in [1003, 1004, 1008, 1015, 1030] {
+        assert_eq!(p.mark(Psn::new(psn)), Mark::Fresh);
+    }
+    let read = (Psn::new(1000), Psn::new(1019));
+    let run =
+        |from| next_missing_run(&p, Psn::new(from), read).map(|(s, e)| (s.value(), e.value()));
+    assert_eq!(run(1000), Some((1000, 1002)));
+    assert_eq!(run(1003), Some((1005, 1007)), "placed ones are skipped");
+    assert_eq!(run(1009), Some((1009, 1014)));
+    assert_eq!(
+        run(1016),
+        Some((1016, 1019)),
+        "the later READ's response shows the rest lost"
+    );
+    assert_eq!(
+        run(990),
+        Some((1000, 1002)),
+        "from the READ's first at the earliest"
+    );
+    let mut q = at(1000);
+    assert_eq!(q.mark(Psn::new(1003)), Mark::Fresh);
+    assert_eq!(
+        next_missing_run(&q, Psn::new(1004), read),
+        None,
+        "nothing placed after: not known lost"
+    );
+    for psn in 1004..=1019 {
+        assert_eq!(q.mark(Psn::new(psn)), Mark::Fresh);
+    }
+    assert_eq!(
+        next_missing_run(&q, Psn::new(1003), read),
+        None,
+        "all placed"
+    );
 }
