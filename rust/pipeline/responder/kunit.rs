@@ -26,13 +26,16 @@ mod tests {
         }
     }
 
-    /// The READ being sent and what is queued, as (psn, sent, npkts).
-    fn order(st: &mut RecvState) -> KVec<(u32, u32, u32)> {
-        let mut v = KVec::new();
+    /// The READ being sent and what is queued, as (psn, sent, npkts), in order (nothing
+    /// allocated under the lock).
+    fn order(st: &mut RecvState) -> [Option<(u32, u32, u32)>; READS_QUEUED + 2] {
+        let mut v = [None; READS_QUEUED + 2];
         let mut cur = st.read;
-        while let Some(r) = cur {
-            v.push((r.psn.value(), r.sent, r.npkts), GFP_KERNEL)
-                .unwrap();
+        for slot in v.iter_mut() {
+            let Some(r) = cur else {
+                break;
+            };
+            *slot = Some((r.psn.value(), r.sent, r.npkts));
             cur = st.read_next.pop();
         }
         v
@@ -50,10 +53,13 @@ mod tests {
         assert!(read_again(&mut st, run(100, 10, 12)).is_ok());
         assert!(read_again(&mut st, run(100, 30, 31)).is_ok());
         assert!(read_again(&mut st, run(300, 5, 9)).is_ok());
-        assert_eq!(
-            &order(&mut st)[..],
-            &[(100, 10, 12), (100, 30, 31), (300, 5, 9)]
-        );
+        let first = [
+            Some((100, 10, 12)),
+            Some((100, 30, 31)),
+            Some((300, 5, 9)),
+            None,
+        ];
+        assert_eq!(order(&mut st)[..4], first);
     }
 
     #[test]
@@ -63,7 +69,10 @@ mod tests {
         // A READ of 128 responses being sent, at its 80th.
         st.read = Some(run(100, 80, 128));
         assert!(read_again(&mut st, run(100, 10, 11)).is_ok());
-        assert_eq!(&order(&mut st)[..], &[(100, 10, 11), (100, 80, 128)]);
+        assert_eq!(
+            order(&mut st)[..3],
+            [Some((100, 10, 11)), Some((100, 80, 128)), None]
+        );
     }
 
     #[test]
@@ -72,7 +81,7 @@ mod tests {
         let mut st = pipe.recv.lock();
         st.read = Some(run(100, 20, 128));
         assert!(read_again(&mut st, run(100, 40, 50)).is_ok());
-        assert_eq!(&order(&mut st)[..], &[(100, 20, 128)]);
+        assert_eq!(order(&mut st)[..2], [Some((100, 20, 128)), None]);
     }
 
     #[test]
@@ -81,7 +90,10 @@ mod tests {
         let mut st = pipe.recv.lock();
         st.read = Some(run(100, 20, 64));
         assert!(read_again(&mut st, run(100, 40, 128)).is_ok());
-        assert_eq!(&order(&mut st)[..], &[(100, 20, 64), (100, 64, 128)]);
+        assert_eq!(
+            order(&mut st)[..3],
+            [Some((100, 20, 64)), Some((100, 64, 128)), None]
+        );
     }
 
     #[test]
