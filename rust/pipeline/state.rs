@@ -227,7 +227,7 @@ impl QpPipe {
             read_resumed_at: None,
             placed: Default::default(),
             read_ask: None,
-            extra_asks: [None; crate::proto::read_gaps::EXTRA_ASKS],
+            extra_asks: Default::default(),
             probes_unanswered: 0,
             alone_sent_ns: 0,
             answered: false,

@@ -76,19 +76,20 @@ pub(super) fn fits(
         p.filter(|p| psn_le(t.first_psn, *p) && psn_le(*p, t.last_psn))
             .map(|p| p.distance_from(t.first_psn))
     };
-    let fits_at = |ask_end: Option<Psn>| {
-        let asked = (place(st.read_resumed_at), place(ask_end));
+    let fits_with = |resumed_at: Option<Psn>, ask_end: Option<Psn>| {
+        let asked = (place(resumed_at), place(ask_end));
         window::read_response_fits(t.length, snap.mtu, index, asked, position, len)
     };
-    let ask = st.read_ask;
-    fits_at(ask.map(|a| a.end))
+    let (ask, resumed) = (st.read_ask, st.read_resumed_at);
+    fits_with(resumed, ask.map(|a| a.end))
         || ask
             .and_then(|a| a.late_end)
-            .is_some_and(|e| fits_at(Some(e)))
-        || st.extra_asks.iter().flatten().any(|a| {
-            let asked = (place(Some(a.start)), place(Some(a.end)));
-            window::read_response_fits(t.length, snap.mtu, index, asked, position, len)
-        })
+            .is_some_and(|e| fits_with(resumed, Some(e)))
+        || st
+            .extra_asks
+            .iter()
+            .flatten()
+            .any(|a| fits_with(Some(a.start), Some(a.end)))
 }
 
 /// Places a READ response for entry `j` that arrived past the oldest PSN not yet acknowledged:

@@ -250,7 +250,7 @@ impl SendState {
         self.acked_ahead = None;
         self.placed.clear();
         self.read_ask = None;
-        self.extra_asks = [None; EXTRA_ASKS];
+        self.extra_asks = Default::default();
         self.probes_unanswered = 0;
         self.answered = false;
         self.probe = None;
