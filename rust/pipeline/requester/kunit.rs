@@ -2,7 +2,8 @@
 
 //! KUnit tests of the requester's tail probes (`tail.rs`): which READ a tail probe asks for
 //! again, and what it asks for; what a probe sent alone holds back; which later runs of READ
-//! responses are asked for at once (`state/extra_asks.rs`).
+//! responses are asked for at once (`state/extra_asks.rs`); what a placed READ response does
+//! to a probe's deadline.
 
 #[kernel::prelude::kunit_tests(rrxe_pipeline_requester)]
 mod tests {
@@ -15,7 +16,11 @@ mod tests {
             Track, //
         },
     };
-    use super::super::tail::read_probe;
+    use super::super::tail::{
+        read_probe,
+        replan_of,
+        Replan, //
+    };
     use crate::proto::{
         psn::Psn,
         read_gaps::{
@@ -220,5 +225,25 @@ mod tests {
         // 0.2 ms after the probe left, and a round trip after.
         assert!(st.too_soon_for_alone(5_200_000));
         assert!(!st.too_soon_for_alone(6_000_000));
+    }
+
+    #[test]
+    fn a_placed_response_moves_a_probes_answer_wait_and_never_drops_it() {
+        let pipe = small_pipe();
+        let mut st = pipe.send.lock();
+        st.start_at(Psn::new(100));
+        sent(&mut st, WrOpcode::RdmaWrite, 100, 4);
+        sent(&mut st, WrOpcode::RdmaRead, 104, 8);
+        // No probe: the tail probe is planned again from now.
+        st.tail_probe_at = Some(7);
+        assert_eq!(replan_of(&mut st), Replan::TailProbe);
+        assert_eq!(st.tail_probe_at, None);
+        // A probe sent alone waits for its answer until its deadline: it is moved on.
+        st.probe_alone(Psn::new(101), AloneWhy::Nak);
+        assert_eq!(replan_of(&mut st), Replan::Nothing);
+        st.alone_sent(true);
+        st.tail_probe_at = Some(7);
+        assert_eq!(replan_of(&mut st), Replan::AnswerWait);
+        assert_eq!(st.tail_probe_at, Some(7));
     }
 }

@@ -220,10 +220,39 @@ pub(crate) fn tail_probe_due(qp: &Qp<RrxeDevice>) -> bool {
 /// run again before the timeout (nothing more to send, or held back), and when the answers stop
 /// short (the last response of the oldest READ, or the answer to its ask, was lost) the probe
 /// is all that asks again (a capture of NVMe-oF at 5 % loss had the target wait 1.6 s for its
-/// retransmission timer after the last response it placed).
+/// retransmission timer after the last response it placed). A probe waiting for its answer
+/// waits a full round trip from now too.
 pub(crate) fn replan(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) {
-    st.tail_probe_at = None;
-    plan(qp, snap, st);
+    match replan_of(st) {
+        Replan::AnswerWait => plan_answer_wait(qp, snap, st),
+        Replan::TailProbe => plan(qp, snap, st),
+        Replan::Nothing => {}
+    }
+}
+
+/// What a placed READ response changes in the requester's plans ([`replan_of`]).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Replan {
+    /// A probe waits for its answer: its deadline moves a round trip on.
+    AnswerWait,
+    /// No probe waits: the tail probe is planned again from now.
+    TailProbe,
+    /// A probe is still to go: its wait is planned when it goes.
+    Nothing,
+}
+
+/// Decides [`replan`]'s step and forgets the deadline it replaces. The deadline of a probe
+/// that waits for its answer is moved, never dropped: a lost answer to a probe sent alone
+/// would otherwise wait for the retransmission timeout.
+pub(super) fn replan_of(st: &mut SendState) -> Replan {
+    match (st.probe, st.tail_probe_at) {
+        (Some(_), Some(_)) => Replan::AnswerWait,
+        (Some(_), None) => Replan::Nothing,
+        (None, _) => {
+            st.tail_probe_at = None;
+            Replan::TailProbe
+        }
+    }
 }
 
 /// At the end of a run that has nothing more to send: a tail probe is planned for later, and
