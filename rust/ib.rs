@@ -89,14 +89,12 @@ pub(crate) use qp::{
     Qp,
     QpCap,
     QpEvent,
-    QpInit,
-    QpType, //
+    QpInit, //
 };
 pub(crate) use qp_attr::{
     QpAttr,
     QpAttrMask,
-    QpQuery,
-    QpState, //
+    QpQuery, //
 };
 pub(crate) use res::ResEntry;
 pub(crate) use srq::{
@@ -115,6 +113,5 @@ pub(crate) use wr::{
     SendWrChain,
     Sge,
     Wc,
-    WcOut,
-    WcStatus, //
+    WcOut, //
 };

@@ -103,34 +103,26 @@ impl QpCap {
     }
 }
 
-/// The transport service of a QP (`enum ib_qp_type`), for the types a RoCE device can have.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum QpType {
-    /// QP0 (`IB_QPT_SMI`), which RoCE has not.
-    Smi,
-    /// QP1 (`IB_QPT_GSI`), the UD QP of management datagrams.
-    Gsi,
-    /// Reliable connected (`IB_QPT_RC`).
-    Rc,
-    /// Unreliable connected (`IB_QPT_UC`).
-    Uc,
-    /// Unreliable datagram (`IB_QPT_UD`).
-    Ud,
-}
+// The transport service of a QP (`enum ib_qp_type`), for the types a RoCE device can have:
+// proto's, whose numbering is the kernel's.
+use crate::proto::qp_state::QpType;
 
-impl QpType {
-    /// The type of `enum ib_qp_type` value `raw`; `None` for raw packet, XRC and driver types.
-    fn from_raw(raw: u32) -> Option<Self> {
-        match raw {
-            bindings::ib_qp_type_IB_QPT_SMI => Some(Self::Smi),
-            bindings::ib_qp_type_IB_QPT_GSI => Some(Self::Gsi),
-            bindings::ib_qp_type_IB_QPT_RC => Some(Self::Rc),
-            bindings::ib_qp_type_IB_QPT_UC => Some(Self::Uc),
-            bindings::ib_qp_type_IB_QPT_UD => Some(Self::Ud),
-            _ => None,
-        }
+// proto numbers the types it knows as the kernel's `enum ib_qp_type`, value by value.
+const _: () = {
+    let kernel = [
+        bindings::ib_qp_type_IB_QPT_SMI,
+        bindings::ib_qp_type_IB_QPT_GSI,
+        bindings::ib_qp_type_IB_QPT_RC,
+        bindings::ib_qp_type_IB_QPT_UC,
+        bindings::ib_qp_type_IB_QPT_UD,
+    ];
+    assert!(kernel.len() == QpType::ALL.len());
+    let mut i = 0;
+    while i < kernel.len() {
+        assert!(QpType::ALL[i].to_raw() == kernel[i]);
+        i += 1;
     }
-}
+};
 
 /// The attributes of `ibv_create_qp`/`ib_create_qp`.
 pub(crate) struct QpInit<T: DeviceOps> {

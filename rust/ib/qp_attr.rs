@@ -12,7 +12,10 @@ use super::{
     mr::AccessFlags,
     qp::QpCap, //
 };
-use crate::bindings;
+use crate::{
+    bindings,
+    proto::attr_mask::AttrMask, //
+};
 use kernel::prelude::*;
 
 kernel::impl_flags!(
@@ -71,6 +74,43 @@ kernel::impl_flags!(
     }
 );
 
+// The driver checks a mask with proto's [`AttrMask`], whose bits are the kernel's
+// `enum ib_qp_attr_mask`, bit by bit.
+macro_rules! same_bits {
+    ($($name:ident),* $(,)?) => {
+        $(kernel::macros::paste! {
+            const _: () =
+                assert!(AttrMask::$name.bits() == bindings::[<ib_qp_attr_mask_IB_QP_ $name>]);
+        })*
+    };
+}
+same_bits!(
+    STATE,
+    CUR_STATE,
+    EN_SQD_ASYNC_NOTIFY,
+    ACCESS_FLAGS,
+    PKEY_INDEX,
+    PORT,
+    QKEY,
+    AV,
+    PATH_MTU,
+    TIMEOUT,
+    RETRY_CNT,
+    RNR_RETRY,
+    RQ_PSN,
+    MAX_QP_RD_ATOMIC,
+    ALT_PATH,
+    MIN_RNR_TIMER,
+    SQ_PSN,
+    MAX_DEST_RD_ATOMIC,
+    PATH_MIG_STATE,
+    CAP,
+    DEST_QPN,
+    RATE_LIMIT,
+);
+const _: () =
+    assert!(AttrMask::STANDARD_BITS.bits() == bindings::ib_qp_attr_mask_IB_QP_ATTR_STANDARD_BITS);
+
 impl QpAttrMask {
     /// The mask ib_core passed.
     fn from_raw(raw: u32) -> Self {
@@ -78,54 +118,27 @@ impl QpAttrMask {
     }
 }
 
-/// The state of a QP (`enum ib_qp_state`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum QpState {
-    /// `IB_QPS_RESET`: the state of a new QP.
-    #[default]
-    Reset,
-    /// `IB_QPS_INIT`.
-    Init,
-    /// `IB_QPS_RTR`: ready to receive.
-    Rtr,
-    /// `IB_QPS_RTS`: ready to send.
-    Rts,
-    /// `IB_QPS_SQD`: send queue drained (or draining).
-    Sqd,
-    /// `IB_QPS_SQE`: send queue error (unreliable QPs).
-    Sqe,
-    /// `IB_QPS_ERR`.
-    Err,
-}
+// The state of a QP (`enum ib_qp_state`): proto's, whose numbering is the kernel's.
+use crate::proto::qp_state::QpState;
 
-impl QpState {
-    /// The state of `enum ib_qp_state` value `raw`, if it is one.
-    fn from_raw(raw: u32) -> Option<Self> {
-        match raw {
-            bindings::ib_qp_state_IB_QPS_RESET => Some(Self::Reset),
-            bindings::ib_qp_state_IB_QPS_INIT => Some(Self::Init),
-            bindings::ib_qp_state_IB_QPS_RTR => Some(Self::Rtr),
-            bindings::ib_qp_state_IB_QPS_RTS => Some(Self::Rts),
-            bindings::ib_qp_state_IB_QPS_SQD => Some(Self::Sqd),
-            bindings::ib_qp_state_IB_QPS_SQE => Some(Self::Sqe),
-            bindings::ib_qp_state_IB_QPS_ERR => Some(Self::Err),
-            _ => None,
-        }
+// proto numbers the states as the kernel's `enum ib_qp_state`, value by value.
+const _: () = {
+    let kernel = [
+        bindings::ib_qp_state_IB_QPS_RESET,
+        bindings::ib_qp_state_IB_QPS_INIT,
+        bindings::ib_qp_state_IB_QPS_RTR,
+        bindings::ib_qp_state_IB_QPS_RTS,
+        bindings::ib_qp_state_IB_QPS_SQD,
+        bindings::ib_qp_state_IB_QPS_SQE,
+        bindings::ib_qp_state_IB_QPS_ERR,
+    ];
+    assert!(kernel.len() == QpState::ALL.len());
+    let mut i = 0;
+    while i < kernel.len() {
+        assert!(QpState::ALL[i].to_raw() == kernel[i]);
+        i += 1;
     }
-
-    /// The `enum ib_qp_state` value.
-    fn to_raw(self) -> u32 {
-        match self {
-            Self::Reset => bindings::ib_qp_state_IB_QPS_RESET,
-            Self::Init => bindings::ib_qp_state_IB_QPS_INIT,
-            Self::Rtr => bindings::ib_qp_state_IB_QPS_RTR,
-            Self::Rts => bindings::ib_qp_state_IB_QPS_RTS,
-            Self::Sqd => bindings::ib_qp_state_IB_QPS_SQD,
-            Self::Sqe => bindings::ib_qp_state_IB_QPS_SQE,
-            Self::Err => bindings::ib_qp_state_IB_QPS_ERR,
-        }
-    }
-}
+};
 
 /// QP attributes (`struct ib_qp_attr`): the ones a modify sets (named by its mask) or a query
 /// reports.

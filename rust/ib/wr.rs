@@ -38,86 +38,43 @@ impl QpHandle {
     }
 }
 
-/// The status of a work completion (`enum ib_wc_status`).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WcStatus {
-    /// `IB_WC_SUCCESS`: success.
-    Success = bindings::ib_wc_status_IB_WC_SUCCESS,
-    /// `IB_WC_LOC_LEN_ERR`: local length error.
-    LocLenErr = bindings::ib_wc_status_IB_WC_LOC_LEN_ERR,
-    /// `IB_WC_LOC_QP_OP_ERR`: local QP operation error (a malformed work request).
-    LocQpOpErr = bindings::ib_wc_status_IB_WC_LOC_QP_OP_ERR,
-    /// `IB_WC_LOC_EEC_OP_ERR`: local EEC operation error (RD).
-    LocEecOpErr = bindings::ib_wc_status_IB_WC_LOC_EEC_OP_ERR,
-    /// `IB_WC_LOC_PROT_ERR`: local protection error.
-    LocProtErr = bindings::ib_wc_status_IB_WC_LOC_PROT_ERR,
-    /// `IB_WC_WR_FLUSH_ERR`: flushed: the QP is in the error state.
-    WrFlushErr = bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR,
-    /// `IB_WC_MW_BIND_ERR`: memory window bind error.
-    MwBindErr = bindings::ib_wc_status_IB_WC_MW_BIND_ERR,
-    /// `IB_WC_BAD_RESP_ERR`: bad response.
-    BadRespErr = bindings::ib_wc_status_IB_WC_BAD_RESP_ERR,
-    /// `IB_WC_LOC_ACCESS_ERR`: local access error.
-    LocAccessErr = bindings::ib_wc_status_IB_WC_LOC_ACCESS_ERR,
-    /// `IB_WC_REM_INV_REQ_ERR`: remote invalid request.
-    RemInvReqErr = bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR,
-    /// `IB_WC_REM_ACCESS_ERR`: remote access error.
-    RemAccessErr = bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR,
-    /// `IB_WC_REM_OP_ERR`: remote operational error.
-    RemOpErr = bindings::ib_wc_status_IB_WC_REM_OP_ERR,
-    /// `IB_WC_RETRY_EXC_ERR`: transport retry counter exceeded.
-    RetryExcErr = bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR,
-    /// `IB_WC_RNR_RETRY_EXC_ERR`: RNR retry counter exceeded.
-    RnrRetryExcErr = bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR,
-    /// `IB_WC_LOC_RDD_VIOL_ERR`: local RDD violation (RD).
-    LocRddViolErr = bindings::ib_wc_status_IB_WC_LOC_RDD_VIOL_ERR,
-    /// `IB_WC_REM_INV_RD_REQ_ERR`: remote invalid RD request.
-    RemInvRdReqErr = bindings::ib_wc_status_IB_WC_REM_INV_RD_REQ_ERR,
-    /// `IB_WC_REM_ABORT_ERR`: remote aborted.
-    RemAbortErr = bindings::ib_wc_status_IB_WC_REM_ABORT_ERR,
-    /// `IB_WC_INV_EECN_ERR`: invalid EEC number (RD).
-    InvEecnErr = bindings::ib_wc_status_IB_WC_INV_EECN_ERR,
-    /// `IB_WC_INV_EEC_STATE_ERR`: invalid EEC state (RD).
-    InvEecStateErr = bindings::ib_wc_status_IB_WC_INV_EEC_STATE_ERR,
-    /// `IB_WC_FATAL_ERR`: fatal error.
-    FatalErr = bindings::ib_wc_status_IB_WC_FATAL_ERR,
-    /// `IB_WC_RESP_TIMEOUT_ERR`: response timeout.
-    RespTimeoutErr = bindings::ib_wc_status_IB_WC_RESP_TIMEOUT_ERR,
-    /// `IB_WC_GENERAL_ERR`: general error.
-    GeneralErr = bindings::ib_wc_status_IB_WC_GENERAL_ERR,
-}
+// The status of a work completion (`enum ib_wc_status`): proto's, whose numbering is the
+// kernel's (and user space's `IBV_WC_*`).
+use crate::proto::cqe::WcStatus;
 
-impl WcStatus {
-    /// The status numbered `raw` (`enum ib_wc_status`, which user space's `IBV_WC_*` share).
-    pub(crate) fn from_raw(raw: u32) -> Option<Self> {
-        Some(match raw {
-            bindings::ib_wc_status_IB_WC_SUCCESS => Self::Success,
-            bindings::ib_wc_status_IB_WC_LOC_LEN_ERR => Self::LocLenErr,
-            bindings::ib_wc_status_IB_WC_LOC_QP_OP_ERR => Self::LocQpOpErr,
-            bindings::ib_wc_status_IB_WC_LOC_EEC_OP_ERR => Self::LocEecOpErr,
-            bindings::ib_wc_status_IB_WC_LOC_PROT_ERR => Self::LocProtErr,
-            bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR => Self::WrFlushErr,
-            bindings::ib_wc_status_IB_WC_MW_BIND_ERR => Self::MwBindErr,
-            bindings::ib_wc_status_IB_WC_BAD_RESP_ERR => Self::BadRespErr,
-            bindings::ib_wc_status_IB_WC_LOC_ACCESS_ERR => Self::LocAccessErr,
-            bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR => Self::RemInvReqErr,
-            bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR => Self::RemAccessErr,
-            bindings::ib_wc_status_IB_WC_REM_OP_ERR => Self::RemOpErr,
-            bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR => Self::RetryExcErr,
-            bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR => Self::RnrRetryExcErr,
-            bindings::ib_wc_status_IB_WC_LOC_RDD_VIOL_ERR => Self::LocRddViolErr,
-            bindings::ib_wc_status_IB_WC_REM_INV_RD_REQ_ERR => Self::RemInvRdReqErr,
-            bindings::ib_wc_status_IB_WC_REM_ABORT_ERR => Self::RemAbortErr,
-            bindings::ib_wc_status_IB_WC_INV_EECN_ERR => Self::InvEecnErr,
-            bindings::ib_wc_status_IB_WC_INV_EEC_STATE_ERR => Self::InvEecStateErr,
-            bindings::ib_wc_status_IB_WC_FATAL_ERR => Self::FatalErr,
-            bindings::ib_wc_status_IB_WC_RESP_TIMEOUT_ERR => Self::RespTimeoutErr,
-            bindings::ib_wc_status_IB_WC_GENERAL_ERR => Self::GeneralErr,
-            _ => return None,
-        })
+// proto numbers the statuses as the kernel's `enum ib_wc_status`, value by value.
+const _: () = {
+    let kernel = [
+        bindings::ib_wc_status_IB_WC_SUCCESS,
+        bindings::ib_wc_status_IB_WC_LOC_LEN_ERR,
+        bindings::ib_wc_status_IB_WC_LOC_QP_OP_ERR,
+        bindings::ib_wc_status_IB_WC_LOC_EEC_OP_ERR,
+        bindings::ib_wc_status_IB_WC_LOC_PROT_ERR,
+        bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR,
+        bindings::ib_wc_status_IB_WC_MW_BIND_ERR,
+        bindings::ib_wc_status_IB_WC_BAD_RESP_ERR,
+        bindings::ib_wc_status_IB_WC_LOC_ACCESS_ERR,
+        bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR,
+        bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR,
+        bindings::ib_wc_status_IB_WC_REM_OP_ERR,
+        bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR,
+        bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR,
+        bindings::ib_wc_status_IB_WC_LOC_RDD_VIOL_ERR,
+        bindings::ib_wc_status_IB_WC_REM_INV_RD_REQ_ERR,
+        bindings::ib_wc_status_IB_WC_REM_ABORT_ERR,
+        bindings::ib_wc_status_IB_WC_INV_EECN_ERR,
+        bindings::ib_wc_status_IB_WC_INV_EEC_STATE_ERR,
+        bindings::ib_wc_status_IB_WC_FATAL_ERR,
+        bindings::ib_wc_status_IB_WC_RESP_TIMEOUT_ERR,
+        bindings::ib_wc_status_IB_WC_GENERAL_ERR,
+    ];
+    assert!(kernel.len() == WcStatus::ALL.len());
+    let mut i = 0;
+    while i < kernel.len() {
+        assert!(WcStatus::ALL[i].to_raw() == kernel[i]);
+        i += 1;
     }
-}
+};
 
 /// A work completion for a kernel CQ (the fields of `struct ib_wc` rrxe reports).
 #[derive(Clone, Copy, Debug)]
@@ -155,7 +112,7 @@ impl Wc {
     pub(super) fn write_to(&self, c: &mut bindings::ib_wc) {
         *c = bindings::ib_wc::default();
         c.__bindgen_anon_1.wr_id = self.wr_id;
-        c.status = self.status as u32;
+        c.status = self.status.to_raw();
         c.opcode = self.opcode;
         c.vendor_err = self.vendor_err;
         c.byte_len = self.byte_len;

@@ -67,6 +67,45 @@ pub(crate) enum WcStatus {
 }
 
 impl WcStatus {
+    /// Every status, in the order of their raw values.
+    pub(crate) const ALL: [Self; 22] = [
+        Self::Success,
+        Self::LocLenErr,
+        Self::LocQpOpErr,
+        Self::LocEecOpErr,
+        Self::LocProtErr,
+        Self::WrFlushErr,
+        Self::MwBindErr,
+        Self::BadRespErr,
+        Self::LocAccessErr,
+        Self::RemInvReqErr,
+        Self::RemAccessErr,
+        Self::RemOpErr,
+        Self::RetryExcErr,
+        Self::RnrRetryExcErr,
+        Self::LocRddViolErr,
+        Self::RemInvRdReqErr,
+        Self::RemAbortErr,
+        Self::InvEecnErr,
+        Self::InvEecStateErr,
+        Self::FatalErr,
+        Self::RespTimeoutErr,
+        Self::GeneralErr,
+    ];
+
+    /// Returns the status whose `enum ib_wc_status` value is `raw`, or `None` for an unknown
+    /// value.
+    pub(crate) const fn from_raw(raw: u32) -> Option<Self> {
+        let mut i = 0;
+        while i < Self::ALL.len() {
+            if Self::ALL[i].to_raw() == raw {
+                return Some(Self::ALL[i]);
+            }
+            i += 1;
+        }
+        None
+    }
+
     /// Returns the `enum ib_wc_status` value of this status.
     pub(crate) const fn to_raw(self) -> u32 {
         self as u32

@@ -17,9 +17,10 @@
 use super::attr_mask::AttrMask;
 
 /// The state of a queue pair, numbered as `enum ib_qp_state`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) enum QpState {
     /// Reset (`IB_QPS_RESET`, 0): the state of a new queue pair; nothing is processed.
+    #[default]
     Reset,
     /// Initialized (`IB_QPS_INIT`, 1): receive WRs may be posted but are not processed.
     Init,

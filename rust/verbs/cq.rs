@@ -27,12 +27,18 @@ use crate::{
         ResEntry,
         Udata,
         Wc,
-        WcOut,
-        WcStatus, //
+        WcOut, //
     },
     kernel_ext::eopnotsupp,
     limits,
-    proto::{abi::CQE_LEN, cqe::Cqe, ring::RingGeometry},
+    proto::{
+        abi::CQE_LEN,
+        cqe::{
+            Cqe,
+            WcStatus, //
+        },
+        ring::RingGeometry, //
+    },
     queue::{
         ring_errno,
         KernelProducedRing, //

@@ -14,7 +14,6 @@ use crate::sync::ObjRef;
 use crate::{
     device::RrxeDevice,
     ib::{
-        self,
         Caller,
         CqRef,
         Device,
@@ -158,32 +157,6 @@ impl Drop for GsiClaim {
 }
 
 /// Why a modify failed, for the kernel log, then `EINVAL`.
-/// The driver's QP state for ib_core's (the same IBA states).
-fn state_from_ib(s: ib::QpState) -> QpState {
-    match s {
-        ib::QpState::Reset => QpState::Reset,
-        ib::QpState::Init => QpState::Init,
-        ib::QpState::Rtr => QpState::Rtr,
-        ib::QpState::Rts => QpState::Rts,
-        ib::QpState::Sqd => QpState::Sqd,
-        ib::QpState::Sqe => QpState::Sqe,
-        ib::QpState::Err => QpState::Err,
-    }
-}
-
-/// ib_core's QP state for the driver's.
-fn state_to_ib(s: QpState) -> ib::QpState {
-    match s {
-        QpState::Reset => ib::QpState::Reset,
-        QpState::Init => ib::QpState::Init,
-        QpState::Rtr => ib::QpState::Rtr,
-        QpState::Rts => ib::QpState::Rts,
-        QpState::Sqd => ib::QpState::Sqd,
-        QpState::Sqe => ib::QpState::Sqe,
-        QpState::Err => ib::QpState::Err,
-    }
-}
-
 fn state_errno(qpn: u32, e: QpStateError) -> Error {
     pr_debug!("qp {}: modify refused: {:?}\n", qpn, e);
     EINVAL
@@ -221,13 +194,11 @@ impl RrxeQp {
             Caller::Kernel(k) => (None, Some(k)),
         };
         let qp_type = match init.qp_type {
-            Some(ib::QpType::Rc) => QpType::Rc,
-            Some(ib::QpType::Uc) => QpType::Uc,
-            Some(ib::QpType::Ud) => QpType::Ud,
+            Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
             // QP1, for the MAD layer (ib_mad creates it for each port).
-            Some(ib::QpType::Gsi) if udata.is_none() => QpType::Gsi,
+            Some(QpType::Gsi) if udata.is_none() => QpType::Gsi,
             // SMI (QP0) does not exist on RoCE.
-            Some(ib::QpType::Gsi) | Some(ib::QpType::Smi) | None => return Err(eopnotsupp()),
+            Some(QpType::Gsi | QpType::Smi) | None => return Err(eopnotsupp()),
         };
         if init.create_flags != 0 {
             return Err(eopnotsupp());
@@ -467,7 +438,7 @@ impl RrxeQp {
     pub(crate) fn query(qp: &Qp<RrxeDevice>) -> QpQuery {
         let inner = qp.inner.lock();
         let mut attr = inner.attr;
-        attr.qp_state = state_to_ib(inner.state);
+        attr.qp_state = inner.state;
         attr.cap = qp.cap;
         QpQuery {
             attr,

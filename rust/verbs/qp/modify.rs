@@ -7,7 +7,6 @@
 use super::{
     attr_errno,
     state_errno,
-    state_from_ib,
     QueueRing,
     RrxeQp, //
 };
@@ -115,12 +114,8 @@ impl RrxeQp {
             qp.pipe.prepare_path(qp.device(), &a.av)?;
         }
         let mut inner = qp.inner.lock();
-        let claimed = mask
-            .contains(AttrMask::CUR_STATE)
-            .then(|| state_from_ib(a.cur_qp_state));
-        let asked = mask
-            .contains(AttrMask::STATE)
-            .then(|| state_from_ib(a.qp_state));
+        let claimed = mask.contains(AttrMask::CUR_STATE).then_some(a.cur_qp_state);
+        let asked = mask.contains(AttrMask::STATE).then_some(a.qp_state);
         let (cur, next) =
             qp_state::resolve(inner.state, claimed, asked).map_err(|e| state_errno(qpn, e))?;
         qp_state::check_transition(cur, next, qp.qp_type, mask).map_err(|e| state_errno(qpn, e))?;

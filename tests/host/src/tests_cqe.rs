@@ -27,6 +27,16 @@ fn wc_values() {
     assert_eq!(WcStatus::RetryExcErr.to_raw(), 12);
     assert_eq!(WcStatus::RnrRetryExcErr.to_raw(), 13);
     assert_eq!(WcStatus::GeneralErr.to_raw(), 21);
+    // Every status is in ALL at its raw value, and from_raw knows exactly those.
+    for (i, s) in WcStatus::ALL.iter().enumerate() {
+        assert_eq!(s.to_raw(), i as u32);
+    }
+    for raw in 0..64 {
+        assert_eq!(
+            WcStatus::from_raw(raw).map(WcStatus::to_raw),
+            (raw < 22).then_some(raw)
+        );
+    }
     let opcodes = [
         (WcOpcode::Send, 0),
         (WcOpcode::RdmaWrite, 1),
