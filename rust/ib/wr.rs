@@ -40,7 +40,10 @@ impl QpHandle {
 
 // The status of a work completion (`enum ib_wc_status`): proto's, whose numbering is the
 // kernel's (and user space's `IBV_WC_*`).
-use crate::proto::cqe::WcStatus;
+use crate::proto::cqe::{
+    WcOpcode,
+    WcStatus, //
+};
 
 // proto numbers the statuses as the kernel's `enum ib_wc_status`, value by value.
 const _: () = {
@@ -76,6 +79,28 @@ const _: () = {
     }
 };
 
+// proto's completion opcodes are the kernel's `enum ib_wc_opcode`, value by value.
+macro_rules! same_opcodes {
+    ($($name:ident = $kernel:ident),* $(,)?) => {
+        $(const _: () = assert!(WcOpcode::$name.to_raw() == bindings::$kernel);)*
+    };
+}
+same_opcodes!(
+    Send = ib_wc_opcode_IB_WC_SEND,
+    RdmaWrite = ib_wc_opcode_IB_WC_RDMA_WRITE,
+    RdmaRead = ib_wc_opcode_IB_WC_RDMA_READ,
+    CompSwap = ib_wc_opcode_IB_WC_COMP_SWAP,
+    FetchAdd = ib_wc_opcode_IB_WC_FETCH_ADD,
+    BindMw = ib_wc_opcode_IB_WC_BIND_MW,
+    LocalInv = ib_wc_opcode_IB_WC_LOCAL_INV,
+    Flush = ib_wc_opcode_IB_WC_FLUSH,
+    AtomicWrite = ib_wc_opcode_IB_WC_ATOMIC_WRITE,
+    RegMr = ib_wc_opcode_IB_WC_REG_MR,
+    Recv = ib_wc_opcode_IB_WC_RECV,
+    RecvRdmaWithImm = ib_wc_opcode_IB_WC_RECV_RDMA_WITH_IMM,
+);
+const _: () = assert!(WcOpcode::ALL.len() == 12);
+
 /// A work completion for a kernel CQ (the fields of `struct ib_wc` rrxe reports).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Wc {
@@ -83,8 +108,8 @@ pub(crate) struct Wc {
     pub(crate) wr_id: u64,
     /// The status.
     pub(crate) status: WcStatus,
-    /// `enum ib_wc_opcode`.
-    pub(crate) opcode: u32,
+    /// The opcode.
+    pub(crate) opcode: WcOpcode,
     /// Vendor error.
     pub(crate) vendor_err: u32,
     /// Bytes transferred.
@@ -113,7 +138,7 @@ impl Wc {
         *c = bindings::ib_wc::default();
         c.__bindgen_anon_1.wr_id = self.wr_id;
         c.status = self.status.to_raw();
-        c.opcode = self.opcode;
+        c.opcode = self.opcode.to_raw();
         c.vendor_err = self.vendor_err;
         c.byte_len = self.byte_len;
         c.qp = self.qp.0;

@@ -481,15 +481,8 @@ fn retire(qp: &Qp<RrxeDevice>, snap: &Snapshot, t: &Track, status: WcStatus) -> 
     if !t.signaled && status == WcStatus::Success {
         return None;
     }
-    let c = Cqe {
-        wr_id: t.wr_id,
-        status: status.to_raw(),
-        opcode: cqe::wc_opcode_for(t.opcode).to_raw(),
-        byte_len: t.length,
-        qp_num: snap.qpn,
-        port_num: 1,
-        ..Cqe::default()
-    };
+    let opcode = cqe::wc_opcode_for(t.opcode);
+    let c = Cqe::sent(t.wr_id, status, opcode, t.length, snap.qpn);
     Some(RrxeCq::push(qp.send_cq()?, &c, qp.handle(), false))
 }
 

@@ -112,7 +112,7 @@ fn can_receive(s: QpState) -> bool {
 
 /// Writes a receive completion.
 fn complete_recv(qp: &Qp<RrxeDevice>, c: &Cqe, solicited: bool) {
-    if c.status == WcStatus::Success.to_raw() {
+    if c.status == WcStatus::Success {
         qp.counts().inc(Counter::RdmaRecvs);
     }
     if let Some(cq) = qp.recv_cq() {
@@ -123,7 +123,7 @@ fn complete_recv(qp: &Qp<RrxeDevice>, c: &Cqe, solicited: bool) {
 /// Completes receive WQE `wr_id` with the error `status`.
 fn fail_recv(qp: &Qp<RrxeDevice>, snap: &Snapshot, wr_id: u64, status: WcStatus) {
     let c = Cqe {
-        status: status.to_raw(),
+        status,
         ..Cqe::received(wr_id, WcOpcode::Recv, 0, snap.qpn, 0)
     };
     complete_recv(qp, &c, false);
@@ -255,18 +255,18 @@ fn datagram(
     let mut c = Cqe::received(wr_id, WcOpcode::Recv, 0, snap.qpn, deth.src_qpn);
     c.wc_flags.0 |= WcFlags::GRH;
     if (length as usize) < total {
-        c.status = WcStatus::LocLenErr.to_raw();
+        c.status = WcStatus::LocLenErr;
     } else {
         let r = mem::scatter(qp, Side::Recv, snap, &st.sges, 0, grh)
             .and_then(|()| mem::scatter(qp, Side::Recv, snap, &st.sges, GRH_LEN as u32, payload));
         c.status = match r {
-            Ok(()) => WcStatus::Success.to_raw(),
+            Ok(()) => WcStatus::Success,
             Err(e) if e == EAGAIN => {
                 // A page is being faulted in: the WQE goes back, the packet waits for it.
                 st.direct_recv = Some(TakenRecv::Wqe(wr_id, length));
                 return Ok(());
             }
-            Err(_) => WcStatus::LocProtErr.to_raw(),
+            Err(_) => WcStatus::LocProtErr,
         };
         c.byte_len = total as u32;
     }
@@ -274,7 +274,7 @@ fn datagram(
         c = c.with_imm(imm_ex(i.imm));
     }
     let network = if grh[20] >> 4 == 4 { 4 } else { 6 };
-    if c.status == WcStatus::Success.to_raw() {
+    if c.status == WcStatus::Success {
         qp.counts().inc(Counter::RdmaRecvs);
     }
     // Written under the receive lock, as the connected responder's: a move to ERR flushes the

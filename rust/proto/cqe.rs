@@ -136,6 +136,9 @@ pub(crate) enum WcOpcode {
     Flush = 8,
     /// `IB_UVERBS_WC_ATOMIC_WRITE`.
     AtomicWrite = 9,
+    /// The kernel's `IB_WC_REG_MR`: a fast registration, which only kernel consumers post (no
+    /// `IB_UVERBS_WC_*` value is 10).
+    RegMr = 10,
     /// `IB_WC_RECV` (`IBV_WC_RECV`): an incoming send.
     Recv = 128,
     /// `IB_WC_RECV_RDMA_WITH_IMM`: an incoming RDMA write with immediate data.
@@ -143,6 +146,34 @@ pub(crate) enum WcOpcode {
 }
 
 impl WcOpcode {
+    /// Every opcode, in the order of their raw values.
+    pub(crate) const ALL: [Self; 12] = [
+        Self::Send,
+        Self::RdmaWrite,
+        Self::RdmaRead,
+        Self::CompSwap,
+        Self::FetchAdd,
+        Self::BindMw,
+        Self::LocalInv,
+        Self::Flush,
+        Self::AtomicWrite,
+        Self::RegMr,
+        Self::Recv,
+        Self::RecvRdmaWithImm,
+    ];
+
+    /// Returns the opcode whose value is `raw`, or `None` for one rrxe never reports.
+    pub(crate) const fn from_raw(raw: u32) -> Option<Self> {
+        let mut i = 0;
+        while i < Self::ALL.len() {
+            if Self::ALL[i].to_raw() == raw {
+                return Some(Self::ALL[i]);
+            }
+            i += 1;
+        }
+        None
+    }
+
     /// Returns the `IB_UVERBS_WC_*` value of this opcode.
     pub(crate) const fn to_raw(self) -> u32 {
         self as u32
@@ -194,15 +225,16 @@ impl WcFlags {
 }
 
 /// A completion as user space reads it, `struct ib_uverbs_wc`: the fields below, in this order
-/// and without padding, followed by one reserved zero byte (48 bytes in all).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// and without padding, followed by one reserved zero byte (48 bytes in all). No default: every
+/// completion is made with its status and opcode named ([`Cqe::new`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Cqe {
     /// `wr_id` at byte 0: the work request id.
     pub(crate) wr_id: u64,
-    /// `status` at byte 8: a [`WcStatus`] value.
-    pub(crate) status: u32,
-    /// `opcode` at byte 12: a [`WcOpcode`] value (zero, `SEND`, in error completions, as in rxe).
-    pub(crate) opcode: u32,
+    /// `status` at byte 8.
+    pub(crate) status: WcStatus,
+    /// `opcode` at byte 12 (`SEND`, zero, in flushed completions, as in rxe).
+    pub(crate) opcode: WcOpcode,
     /// `vendor_err` at byte 16.
     pub(crate) vendor_err: u32,
     /// `byte_len` at byte 20: the length of the message.
@@ -228,6 +260,43 @@ pub(crate) struct Cqe {
 }
 
 impl Cqe {
+    /// The completion of work request `wr_id` of QP `qp_num` with `status` and `opcode`; every
+    /// other field zero.
+    pub(crate) const fn new(wr_id: u64, status: WcStatus, opcode: WcOpcode, qp_num: u32) -> Self {
+        Self {
+            wr_id,
+            status,
+            opcode,
+            vendor_err: 0,
+            byte_len: 0,
+            ex: 0,
+            qp_num,
+            src_qp: 0,
+            wc_flags: WcFlags(0),
+            pkey_index: 0,
+            slid: 0,
+            sl: 0,
+            dlid_path_bits: 0,
+            port_num: 0,
+        }
+    }
+
+    /// The completion of send WQE `wr_id` of QP `qp_num`, of `opcode` with `status`, for a
+    /// message of `byte_len` bytes (on port 1, the device's one port).
+    pub(crate) const fn sent(
+        wr_id: u64,
+        status: WcStatus,
+        opcode: WcOpcode,
+        byte_len: u32,
+        qp_num: u32,
+    ) -> Self {
+        Self {
+            byte_len,
+            port_num: 1,
+            ..Self::new(wr_id, status, opcode, qp_num)
+        }
+    }
+
     /// A receive completion: `byte_len` bytes of a message from `src_qp` delivered into receive
     /// WQE `wr_id` of QP `qp_num` (on port 1, the device's one port), successful unless
     /// `status` is set afterwards.
@@ -239,14 +308,10 @@ impl Cqe {
         src_qp: u32,
     ) -> Self {
         Cqe {
-            wr_id,
-            status: WcStatus::Success.to_raw(),
-            opcode: opcode.to_raw(),
             byte_len,
-            qp_num,
             src_qp,
             port_num: 1,
-            ..Cqe::default()
+            ..Cqe::new(wr_id, WcStatus::Success, opcode, qp_num)
         }
     }
 
@@ -276,8 +341,8 @@ impl Cqe {
             pos = end;
         };
         put(&self.wr_id.to_le_bytes());
-        put(&self.status.to_le_bytes());
-        put(&self.opcode.to_le_bytes());
+        put(&self.status.to_raw().to_le_bytes());
+        put(&self.opcode.to_raw().to_le_bytes());
         put(&self.vendor_err.to_le_bytes());
         put(&self.byte_len.to_le_bytes());
         put(&self.ex.to_le_bytes());
@@ -290,13 +355,14 @@ impl Cqe {
         out
     }
 
-    /// Decodes a `struct ib_uverbs_wc`; every byte pattern decodes, the reserved byte is ignored.
-    pub(crate) fn from_uverbs(wc: &[u8; CQE_LEN]) -> Self {
+    /// Decodes a `struct ib_uverbs_wc`: `None` for a status or opcode rrxe never reports; the
+    /// reserved byte is ignored.
+    pub(crate) fn from_uverbs(wc: &[u8; CQE_LEN]) -> Option<Self> {
         let byte = |off: usize| wc.get(off).copied().unwrap_or(0);
-        Self {
+        Some(Self {
             wr_id: rd64(wc, 0),
-            status: rd32(wc, 8),
-            opcode: rd32(wc, 12),
+            status: WcStatus::from_raw(rd32(wc, 8))?,
+            opcode: WcOpcode::from_raw(rd32(wc, 12))?,
             vendor_err: rd32(wc, 16),
             byte_len: rd32(wc, 20),
             ex: rd32(wc, 24),
@@ -308,7 +374,7 @@ impl Cqe {
             sl: byte(44),
             dlid_path_bits: byte(45),
             port_num: byte(46),
-        }
+        })
     }
 }
 
@@ -317,11 +383,9 @@ impl Cqe {
 /// C rxe reports only `wr_id`, `status` and `qp_num` and leaves the opcode zero; the IBA leaves
 /// the opcode of error completions undefined. Pass `None` to match rxe, or an opcode to report.
 pub(crate) fn flush_cqe(wr_id: u64, qp_num: u32, opcode: Option<WcOpcode>) -> Cqe {
-    Cqe {
-        wr_id,
-        status: WcStatus::WrFlushErr.to_raw(),
-        opcode: opcode.map_or(0, WcOpcode::to_raw),
-        qp_num,
-        ..Cqe::default()
-    }
+    let opcode = match opcode {
+        Some(o) => o,
+        None => WcOpcode::Send,
+    };
+    Cqe::new(wr_id, WcStatus::WrFlushErr, opcode, qp_num)
 }

@@ -34,8 +34,8 @@ use crate::{
     proto::{
         abi::CQE_LEN,
         cqe::{
-            Cqe,
-            WcStatus, //
+            self,
+            Cqe, //
         },
         ring::RingGeometry, //
     },
@@ -165,8 +165,7 @@ fn user_ring(cqe: u32, udata: &mut Udata<'_>) -> Result<(CqRing, u32)> {
 fn kernel_wc(c: &Cqe, qp: QpHandle, network: u8) -> Wc {
     Wc {
         wr_id: c.wr_id,
-        // The driver writes only known statuses.
-        status: WcStatus::from_raw(c.status).unwrap_or(WcStatus::GeneralErr),
+        status: c.status,
         opcode: c.opcode,
         vendor_err: c.vendor_err,
         byte_len: c.byte_len,
@@ -198,7 +197,10 @@ impl RrxeCq {
                 let n = usize::try_from(cap).map_err(|_| EINVAL)?;
                 let mut slots = KVec::with_capacity(n, GFP_KERNEL)?;
                 for _ in 0..n {
-                    slots.push(kernel_wc(&Cqe::default(), QpHandle::NONE, 0), GFP_KERNEL)?;
+                    slots.push(
+                        kernel_wc(&cqe::flush_cqe(0, 0, None), QpHandle::NONE, 0),
+                        GFP_KERNEL,
+                    )?;
                 }
                 (
                     CqRing::Kernel(KernelCqRing {

@@ -88,8 +88,8 @@ fn wc_opcode_for_send_completions() {
 fn cqe_layout_and_round_trip() {
     let cqe = Cqe {
         wr_id: 0x0102_0304_0506_0708,
-        status: 5,
-        opcode: 128,
+        status: WcStatus::WrFlushErr,
+        opcode: WcOpcode::Recv,
         vendor_err: 0x1112_1314,
         byte_len: 0x2122_2324,
         ex: 0x3132_3334,
@@ -117,31 +117,40 @@ fn cqe_layout_and_round_trip() {
         0x81, 0x91, 1, 0, // sl, dlid_path_bits, port_num, reserved
     ];
     assert_eq!(cqe.to_uverbs(), expected);
-    assert_eq!(Cqe::from_uverbs(&expected), cqe);
+    assert_eq!(Cqe::from_uverbs(&expected), Some(cqe));
+    // Any other bytes with a status and an opcode rrxe reports decode and encode back.
     let mut rng = XorShift(42);
     for _ in 0..1000 {
         let mut b = [0u8; 48];
         b.iter_mut().for_each(|x| *x = rng.next() as u8);
         b[47] = 0;
-        assert_eq!(Cqe::from_uverbs(&b).to_uverbs(), b);
+        b[8..12].copy_from_slice(&(rng.next() as u32 % 22).to_le_bytes());
+        let op = WcOpcode::ALL[rng.next() as usize % WcOpcode::ALL.len()];
+        b[12..16].copy_from_slice(&op.to_raw().to_le_bytes());
+        assert_eq!(Cqe::from_uverbs(&b).map(Cqe::to_uverbs), Some(b));
     }
-    assert_eq!(Cqe::default().to_uverbs(), [0; 48]);
+    // A status or an opcode it never reports does not decode.
+    let mut b = expected;
+    b[8] = 22;
+    assert_eq!(Cqe::from_uverbs(&b), None);
+    let mut b = expected;
+    b[12] = 7;
+    assert_eq!(Cqe::from_uverbs(&b), None);
+    let c = Cqe::new(0, WcStatus::Success, WcOpcode::Send, 0);
+    assert_eq!(c.to_uverbs(), [0; 48]);
 }
 
 #[test]
 fn flush_completions() {
     let c = flush_cqe(77, 0x12, None);
-    let expected = Cqe {
-        wr_id: 77,
-        status: 5,
-        qp_num: 0x12,
-        ..Cqe::default()
-    };
+    let expected = Cqe::new(77, WcStatus::WrFlushErr, WcOpcode::Send, 0x12);
     assert_eq!(c, expected);
+    assert_eq!((c.byte_len, c.port_num, c.wc_flags), (0, 0, WcFlags(0)));
+    assert_eq!(&c.to_uverbs()[8..16], &[5, 0, 0, 0, 0, 0, 0, 0]);
     let c = flush_cqe(78, 0x13, Some(WcOpcode::Recv));
     assert_eq!(
         (c.status, c.opcode, c.byte_len, c.wc_flags),
-        (5, 128, 0, WcFlags(0))
+        (WcStatus::WrFlushErr, WcOpcode::Recv, 0, WcFlags(0))
     );
     let bytes = c.to_uverbs();
     assert_eq!(&bytes[8..16], &[5, 0, 0, 0, 128, 0, 0, 0]);
@@ -158,8 +167,8 @@ fn wc_flags_translate_to_kernel_values() {
 #[test]
 fn received_completions() {
     let c = Cqe::received(7, WcOpcode::RecvRdmaWithImm, 4096, 0x11, 0x22).with_imm(0xa1b2_c3d4);
-    assert_eq!(c.status, WcStatus::Success.to_raw());
-    assert_eq!(c.opcode, WcOpcode::RecvRdmaWithImm.to_raw());
+    assert_eq!(c.status, WcStatus::Success);
+    assert_eq!(c.opcode, WcOpcode::RecvRdmaWithImm);
     assert_eq!(
         (c.wr_id, c.byte_len, c.qp_num, c.src_qp),
         (7, 4096, 0x11, 0x22)

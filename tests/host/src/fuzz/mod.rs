@@ -47,6 +47,8 @@ use crate::proto::abi::SEND_WQE_HDR_LEN;
 use crate::proto::abi::SGE_LEN;
 use crate::proto::attr_mask::AttrMask;
 use crate::proto::cqe::Cqe;
+use crate::proto::cqe::WcOpcode;
+use crate::proto::cqe::WcStatus;
 use crate::proto::hdr::Aeth;
 use crate::proto::hdr::AtomicAckEth;
 use crate::proto::hdr::AtomicEth;
