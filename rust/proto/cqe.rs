@@ -192,6 +192,7 @@ pub(crate) const fn wc_opcode_for(op: WrOpcode) -> WcOpcode {
         WrOpcode::BindMw => WcOpcode::BindMw,
         WrOpcode::Flush => WcOpcode::Flush,
         WrOpcode::AtomicWrite => WcOpcode::AtomicWrite,
+        WrOpcode::RegMr => WcOpcode::RegMr,
     }
 }
 

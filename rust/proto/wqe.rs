@@ -53,6 +53,10 @@ pub(crate) enum WrOpcode {
     Flush = 14,
     /// `IB_WR_ATOMIC_WRITE`.
     AtomicWrite = 15,
+    /// `IB_WR_REG_MR`, a fast registration: a local operation of kernel QPs, which post it in
+    /// their own encoding (`wqe_encode`). Never parsed from a WQE ([`WrOpcode::from_raw`]
+    /// refuses it): it only names the operation for its completion.
+    RegMr = 0x20,
 }
 
 impl WrOpcode {
@@ -139,7 +143,8 @@ pub(crate) const fn allowed(op: WrOpcode, qp: QpType) -> bool {
         | WrOpcode::AtomicFetchAndAdd
         | WrOpcode::LocalInv
         | WrOpcode::Flush
-        | WrOpcode::AtomicWrite => matches!(qp, QpType::Rc),
+        | WrOpcode::AtomicWrite
+        | WrOpcode::RegMr => matches!(qp, QpType::Rc),
     }
 }
 

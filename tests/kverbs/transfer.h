@@ -304,7 +304,8 @@ static void transfer(struct ib_device *ibdev, struct ib_pd *pd)
 		};
 
 		CHECK(ib_post_send(qb, &reg.wr, &bad) == 0 && poll_one(cq, &wc) == IB_WC_SUCCESS &&
-		      wc.wr_id == 3, "transfer: REG_MR completes");
+		      wc.wr_id == 3 && wc.opcode == IB_WC_REG_MR,
+		      "transfer: REG_MR completes as IB_WC_REG_MR");
 	}
 	{
 		struct ib_sge ss = { .addr = (uintptr_t)src, .length = XFER,

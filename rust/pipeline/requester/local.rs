@@ -63,7 +63,7 @@ pub(super) fn fast_register(
                 RrxeMr::fast_register(&mr, AccessFlags::from_raw(r.access), r.key).is_ok()
             });
     let signaled = snap.sq_sig_all || r.flags & SendFlags::SIGNALED != 0;
-    let t = Track::new(r.wr_id, WrOpcode::LocalInv, signaled, st.psn, 0);
+    let t = Track::new(r.wr_id, WrOpcode::RegMr, signaled, st.psn, 0);
     finish(st, t, ok, WcStatus::MwBindErr)
 }
 

@@ -47,11 +47,17 @@ fn wc_values() {
         (WcOpcode::LocalInv, 6),
         (WcOpcode::Flush, 8),
         (WcOpcode::AtomicWrite, 9),
+        (WcOpcode::RegMr, 10),
         (WcOpcode::Recv, 128),
         (WcOpcode::RecvRdmaWithImm, 129),
     ];
     for (op, raw) in opcodes {
         assert_eq!(op.to_raw(), raw);
+        assert_eq!(WcOpcode::from_raw(raw), Some(op));
+    }
+    assert_eq!(WcOpcode::ALL.len(), opcodes.len());
+    for raw in [7, 11, 12, 127, 130] {
+        assert_eq!(WcOpcode::from_raw(raw), None);
     }
     assert_eq!(
         (WcFlags::GRH, WcFlags::WITH_IMM, WcFlags::WITH_INV),
@@ -82,6 +88,10 @@ fn wc_opcode_for_send_completions() {
             "{wr}"
         );
     }
+    // A fast registration completes as the kernel's IB_WC_REG_MR, as in C rxe; no WQE parses
+    // as one (IB_WR_REG_MR, 0x20, carries a kernel pointer).
+    assert_eq!(wc_opcode_for(WrOpcode::RegMr).to_raw(), 10);
+    assert_eq!(WrOpcode::from_raw(0x20), None);
 }
 
 #[test]
