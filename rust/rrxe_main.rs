@@ -17,20 +17,23 @@
 
 use kernel::prelude::*;
 
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "generated from the kernel's headers")]
 mod bindings;
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "the abstraction layer")]
 mod ib;
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "the abstraction layer")]
 mod kernel_ext;
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "the abstraction layer")]
 mod mm;
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "the abstraction layer")]
 mod net;
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "the abstraction layer")]
 mod sync;
 
-#[allow(dead_code)] // Used by the packet pipeline; host-tested meanwhile (tests/host).
+#[expect(
+    dead_code,
+    reason = "kept whole for the host tests (tests/host), which use all of it"
+)]
 mod proto;
 
 mod conflict;

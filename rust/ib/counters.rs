@@ -17,8 +17,10 @@ impl StatDesc {
     /// A counter called `name`.
     pub(crate) const fn new(name: &'static CStr) -> Self {
         Self(bindings::rdma_stat_desc {
-            // `as_char_ptr` is not `const`; the pointer is the same.
-            #[allow(clippy::disallowed_methods)]
+            #[expect(
+                clippy::disallowed_methods,
+                reason = "`as_char_ptr` is not `const`; the pointer is the same"
+            )]
             name: name.as_ptr().cast(),
             flags: 0,
             priv_: core::ptr::null(),

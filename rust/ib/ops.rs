@@ -456,8 +456,10 @@ pub(crate) trait DeviceOps: Sized + Send + Sync {
         _udata: Option<&mut Udata<'_>>,
     ) -> Result<impl PinInit<Self::Srq, Error>> {
         build_error!(VTABLE_DEFAULT_ERROR);
-        // Never reached, but the return type needs an initialiser.
-        #[allow(unreachable_code)]
+        #[expect(
+            unreachable_code,
+            reason = "never reached, but the return type needs an initialiser"
+        )]
         // SAFETY: The initialiser fails without touching the slot.
         Ok(unsafe { pin_init::pin_init_from_closure(|_| Err(EINVAL)) })
     }

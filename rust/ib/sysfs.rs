@@ -27,12 +27,17 @@ struct Static<T>(T);
 unsafe impl<T> Sync for Static<T> {}
 
 /// `DEVICE_ATTR_RO(parent)`.
-// `struct attribute` has lockdep fields only with CONFIG_DEBUG_LOCK_ALLOC.
-#[allow(clippy::needless_update)]
+#[allow(
+    clippy::needless_update,
+    reason = "`struct attribute` has lockdep fields only with CONFIG_DEBUG_LOCK_ALLOC: the update \
+              is needless without them, needed with them (so not expect)"
+)]
 static PARENT: Static<bindings::device_attribute> = Static(bindings::device_attribute {
     attr: bindings::attribute {
-        // `as_char_ptr` is not `const`; the pointer is the same.
-        #[allow(clippy::disallowed_methods)]
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "`as_char_ptr` is not `const`; the pointer is the same"
+        )]
         name: c"parent".as_ptr().cast(),
         mode: 0o444,
         ..pin_init::zeroed()

@@ -8,7 +8,6 @@ impl<T: DeviceOps> Adapter<T> {
     /// # Safety
     ///
     /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
-    #[allow(clippy::too_many_arguments)] // The C signature.
     pub(super) unsafe extern "C" fn reg_user_mr(
         pd: *mut bindings::ib_pd,
         start: u64,
@@ -90,7 +89,6 @@ impl<T: DeviceOps> Adapter<T> {
     /// # Safety
     ///
     /// Called by ib_core with valid arguments, for a device created by [`Device::register`].
-    #[allow(clippy::too_many_arguments)] // The C signature.
     pub(super) unsafe extern "C" fn rereg_user_mr(
         mr: *mut bindings::ib_mr,
         flags: c_int,
