@@ -53,6 +53,8 @@ use kernel::{
 /// The driver data of an rrxe RDMA device (the `rxe_dev` analogue).
 ///
 /// Lifetime: owned by ib_core from registration until `dealloc_driver`, see [`crate::ib::Device`].
+/// Initialised in place in the device's allocation, and never moved: its tables are embedded.
+#[pin_data]
 pub(crate) struct RrxeDevice {
     /// System image GUID: the EUI-64 of the netdev's MAC at creation, until `modify_device`
     /// sets another.
@@ -70,7 +72,8 @@ pub(crate) struct RrxeDevice {
     /// AH numbers (`ah_num`).
     ahs: Arc<IndexPool>,
     /// Multicast groups.
-    mcast: Pin<KBox<McastTable>>,
+    #[pin]
+    mcast: McastTable,
     /// The counts of no QP, and those of destroyed QPs (`verbs/counter.rs`).
     counters: Arc<Counters>,
     /// What QPs counted while bound to a per-QP counter, once they left it: the performance
@@ -86,9 +89,11 @@ pub(crate) struct RrxeDevice {
     /// ([`crate::pipeline::ReorderBudget`]).
     reorder: Arc<Atomic<u32>>,
     /// QPs by number, for received packets.
-    qp_table: Pin<KBox<SparseTable<ObjRef<Qp<RrxeDevice>>>>>,
+    #[pin]
+    qp_table: SparseTable<ObjRef<Qp<RrxeDevice>>>,
     /// MRs by index (key >> 8), for the data path.
-    mr_table: Pin<KBox<SparseTable<ObjRef<Mr<RrxeDevice>>>>>,
+    #[pin]
+    mr_table: SparseTable<ObjRef<Mr<RrxeDevice>>>,
     /// Memory windows by index (rkey >> 8), for the data path.
     mw_table: Arc<MwTable>,
     /// Address vectors by `ah_num`, for UD sends.
@@ -126,7 +131,7 @@ impl RrxeDevice {
             &CcParam::ALL.map(CcParam::name),
             CcParam::ALL.map(CcParam::default),
         );
-        try_init!(Self {
+        try_pin_init!(Self {
             guid: Atomic::new(guid),
             port_active: Atomic::new(running),
             qpns: Arc::pin_init(
@@ -143,15 +148,15 @@ impl RrxeDevice {
                 GFP_KERNEL
             )?,
             ahs: Arc::pin_init(IndexPool::new(1, limits::MAX_AH), GFP_KERNEL)?,
-            mcast: KBox::pin_init(McastTable::new(), GFP_KERNEL)?,
+            mcast <- McastTable::new(),
             counters: Arc::new(Counters::new(), GFP_KERNEL)?,
             counted_elsewhere: Counters::new(),
             pma_sum: SumCache::new(),
             counter_ids: Arc::pin_init(IndexPool::new(1, limits::MAX_QP_INDEX), GFP_KERNEL)?,
             gsi: Arc::new(Atomic::new(false), GFP_KERNEL)?,
             reorder: Arc::new(Atomic::new(0), GFP_KERNEL)?,
-            qp_table: KBox::pin_init(SparseTable::new(limits::MAX_QP_INDEX), GFP_KERNEL)?,
-            mr_table: KBox::pin_init(SparseTable::new(limits::MAX_MR_INDEX), GFP_KERNEL)?,
+            qp_table <- SparseTable::new(limits::MAX_QP_INDEX),
+            mr_table <- SparseTable::new(limits::MAX_MR_INDEX),
             mw_table: Arc::pin_init(SparseTable::new(limits::MAX_QP_INDEX), GFP_KERNEL)?,
             ah_table: Arc::pin_init(SparseTable::new(limits::MAX_AH), GFP_KERNEL)?,
             tunnels,
