@@ -181,6 +181,86 @@ fn new_ring(geo: RingGeometry, udata: Option<&mut Udata<'_>>) -> Result<(QueueRi
     Ok((QueueRing { ring, _mmap: mmap }, info))
 }
 
+/// The type of QP `init` asks for, if rrxe creates it (for a user QP when `user`): RC, UC
+/// and UD, and QP1 for the kernel's MAD layer; no creation flags.
+fn qp_type_of(init: &QpInit<RrxeDevice>, user: bool) -> Result<QpType> {
+    let qp_type = match init.qp_type {
+        Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
+        // QP1, for the MAD layer (ib_mad creates it for each port).
+        Some(QpType::Gsi) if !user => QpType::Gsi,
+        // SMI (QP0) does not exist on RoCE.
+        Some(QpType::Gsi | QpType::Smi) | None => return Err(eopnotsupp()),
+    };
+    if init.create_flags != 0 {
+        return Err(eopnotsupp());
+    }
+    Ok(qp_type)
+}
+
+/// The send ring and, without an SRQ, the receive ring `init` asks for, their capacities
+/// checked and rounded as rxe rounds them, and what they grant; a user QP's are mapped and
+/// `struct rxe_create_qp_resp` (RQ then SQ `mminfo`) answered.
+fn new_rings(
+    init: &QpInit<RrxeDevice>,
+    mut udata: Option<&mut Udata<'_>>,
+) -> Result<(QueueRing, Option<QueueRing>, QpCap)> {
+    let cap = init.cap;
+    if cap.max_send_wr > limits::MAX_QP_WR
+        || (!init.has_srq
+            && (cap.max_recv_wr > limits::MAX_QP_WR || cap.max_recv_sge > limits::MAX_SGE))
+    {
+        return Err(EINVAL);
+    }
+    let send = ring::round_send_caps(cap.max_send_sge, cap.max_inline_data).map_err(ring_errno)?;
+    let sq_geo = RingGeometry::new_allow_empty(cap.max_send_wr, send.wqe_size, limits::MAX_QP_WR)
+        .map_err(ring_errno)?;
+    let (sq, sq_info) = new_ring(sq_geo, udata.as_deref_mut())?;
+    let mut granted = QpCap {
+        max_send_wr: sq_geo.capacity(),
+        max_send_sge: send.max_sge,
+        max_inline_data: send.max_inline,
+        ..QpCap::default()
+    };
+    let (rq, rq_info) = if init.has_srq {
+        (None, [0; 16])
+    } else {
+        let size = ring::recv_wqe_size(cap.max_recv_sge).ok_or(EINVAL)?;
+        let rq_geo = RingGeometry::new_allow_empty(cap.max_recv_wr, size, limits::MAX_QP_WR)
+            .map_err(ring_errno)?;
+        granted.max_recv_wr = rq_geo.capacity();
+        granted.max_recv_sge = cap.max_recv_sge;
+        let (rq, info) = new_ring(rq_geo, udata.as_deref_mut())?;
+        (Some(rq), info)
+    };
+    if let Some(u) = udata {
+        let mut resp = [0u8; 32];
+        resp[..16].copy_from_slice(&rq_info);
+        resp[16..].copy_from_slice(&sq_info);
+        u.respond(&resp)?;
+    }
+    Ok((sq, rq, granted))
+}
+
+/// The size of the receive WQEs the responder copies, and their SGEs: the receive queue's,
+/// or the SRQ's.
+fn recv_copy_size(
+    rq: Option<&QueueRing>,
+    init: &QpInit<RrxeDevice>,
+    granted: QpCap,
+) -> Result<(usize, u32)> {
+    Ok(match (rq, &init.srq) {
+        (Some(rq), _) => (rq.ring.elem_size(), granted.max_recv_sge),
+        (None, Some(srq)) => {
+            let max_sge = RrxeSrq::max_sge(srq);
+            (
+                ring::recv_wqe_size(max_sge).ok_or(EINVAL)? as usize,
+                max_sge,
+            )
+        }
+        (None, None) => (0, 0),
+    })
+}
+
 impl RrxeQp {
     /// Creates a QP: checks the type and capabilities, rounds them as rxe does, allocates the
     /// rings and, for user QPs, answers with `struct rxe_create_qp_resp` (RQ then SQ `mminfo`).
@@ -189,62 +269,18 @@ impl RrxeQp {
         init: &mut QpInit<RrxeDevice>,
         caller: Caller<'_, '_>,
     ) -> Result<impl PinInit<Self, Error>> {
-        let (mut udata, kernel) = match caller {
+        let (udata, kernel) = match caller {
             Caller::User(u) => (Some(u), None),
             Caller::Kernel(k) => (None, Some(k)),
         };
-        let qp_type = match init.qp_type {
-            Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
-            // QP1, for the MAD layer (ib_mad creates it for each port).
-            Some(QpType::Gsi) if udata.is_none() => QpType::Gsi,
-            // SMI (QP0) does not exist on RoCE.
-            Some(QpType::Gsi | QpType::Smi) | None => return Err(eopnotsupp()),
-        };
-        if init.create_flags != 0 {
-            return Err(eopnotsupp());
-        }
+        let qp_type = qp_type_of(init, udata.is_some())?;
         if let Some(u) = udata.as_deref() {
             // librxe sends no driver data with create_qp.
             if u.inlen() != 0 {
                 return Err(EINVAL);
             }
         }
-        let cap = init.cap;
-        if cap.max_send_wr > limits::MAX_QP_WR
-            || (!init.has_srq
-                && (cap.max_recv_wr > limits::MAX_QP_WR || cap.max_recv_sge > limits::MAX_SGE))
-        {
-            return Err(EINVAL);
-        }
-        let send =
-            ring::round_send_caps(cap.max_send_sge, cap.max_inline_data).map_err(ring_errno)?;
-        let sq_geo =
-            RingGeometry::new_allow_empty(cap.max_send_wr, send.wqe_size, limits::MAX_QP_WR)
-                .map_err(ring_errno)?;
-        let (sq, sq_info) = new_ring(sq_geo, udata.as_deref_mut())?;
-        let mut granted = QpCap {
-            max_send_wr: sq_geo.capacity(),
-            max_send_sge: send.max_sge,
-            max_inline_data: send.max_inline,
-            ..QpCap::default()
-        };
-        let (rq, rq_info) = if init.has_srq {
-            (None, [0; 16])
-        } else {
-            let size = ring::recv_wqe_size(cap.max_recv_sge).ok_or(EINVAL)?;
-            let rq_geo = RingGeometry::new_allow_empty(cap.max_recv_wr, size, limits::MAX_QP_WR)
-                .map_err(ring_errno)?;
-            granted.max_recv_wr = rq_geo.capacity();
-            granted.max_recv_sge = cap.max_recv_sge;
-            let (rq, info) = new_ring(rq_geo, udata.as_deref_mut())?;
-            (Some(rq), info)
-        };
-        if let Some(u) = udata {
-            let mut resp = [0u8; 32];
-            resp[..16].copy_from_slice(&rq_info);
-            resp[16..].copy_from_slice(&sq_info);
-            u.respond(&resp)?;
-        }
+        let (sq, rq, granted) = new_rings(init, udata)?;
         let qpn = if qp_type == QpType::Gsi {
             Qpn::Gsi {
                 _claim: GsiClaim::take(dev.gsi_claim())?,
@@ -253,18 +289,7 @@ impl RrxeQp {
             Qpn::Pooled(PoolIndex::alloc(dev.qpn_pool())?)
         };
         init.cap = granted;
-        // The responder copies receive WQEs of the receive queue, or of the SRQ.
-        let (rq_elem, max_recv_sge) = match (&rq, &init.srq) {
-            (Some(rq), _) => (rq.ring.elem_size(), granted.max_recv_sge),
-            (None, Some(srq)) => {
-                let max_sge = RrxeSrq::max_sge(srq);
-                (
-                    ring::recv_wqe_size(max_sge).ok_or(EINVAL)? as usize,
-                    max_sge,
-                )
-            }
-            (None, None) => (0, 0),
-        };
+        let (rq_elem, max_recv_sge) = recv_copy_size(rq.as_ref(), init, granted)?;
         let pipe = QpPipe::new(
             sq.ring.capacity(),
             sq.ring.elem_size(),
