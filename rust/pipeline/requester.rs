@@ -78,108 +78,12 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
         return res;
     }
     tail::probe_if_due(qp, snap, &mut st);
-    // A probe sent alone goes first, then a request asking again for a missing run of READ
-    // responses.
-    if !out.is_full() {
-        match alone::send(qp, snap, &mut st) {
-            Ok(Some(item)) => {
-                out.push(item);
-                res.progressed = true;
-            }
-            Ok(None) => {}
-            Err(()) => {
-                res.progressed = true;
-                res.fatal = true;
-                return res;
-            }
-        }
-    }
-    if !out.is_full() {
-        if let Some(item) = packet::read_ask(qp, snap, &mut st) {
-            out.push(item);
-            res.progressed = true;
-        }
-    }
-    while !out.is_full() {
-        let Some(item) = packet::extra_ask(qp, snap, &mut st) else {
-            break;
-        };
-        out.push(item);
-        res.progressed = true;
+    if !send_recovery(qp, snap, &mut st, out, &mut res) {
+        return res;
     }
     // Nothing more to send (no WQE posted), or a WQE waits for room that only answers make: a
     // tail probe may be due later (the answers, or the NAK of a gap, may have been lost).
-    let mut idle = false;
-    // A probe waits to go, then for its answer (selective recovery); new packets go meanwhile
-    // only to a peer that keeps them.
-    while !out.is_full() && st.wait == SendWait::None && !st.probe_holds_back() {
-        // A rate-limited QP that sent its burst waits for its pacing timer.
-        let now = snap.paced().then(now_ns);
-        if now.is_some_and(|now| super::congestion::pace_wait(qp, snap, now)) {
-            break;
-        }
-        // One that DCQCN limits, or whose READs met congestion, keeps about a round trip of
-        // its rate in the network; answers open the window again (and a tail probe covers
-        // their loss).
-        if now.is_some_and(|now| super::congestion::window_full(qp, snap, &st, now)) {
-            idle = true;
-            break;
-        }
-        if st.cur.is_none() {
-            if snap.state == QpState::Sqd {
-                break;
-            }
-            match start_next(qp, snap, &mut st) {
-                Start::Started => {
-                    if let Some(ok) = super::direct::try_message(qp, snap, &mut st) {
-                        res.progressed = true;
-                        if !ok {
-                            res.fatal = true;
-                            break;
-                        }
-                        continue;
-                    }
-                }
-                Start::Finished => {
-                    res.progressed = true;
-                    continue;
-                }
-                Start::Idle => {
-                    idle = true;
-                    break;
-                }
-                Start::Blocked => {
-                    res.blocked = true;
-                    break;
-                }
-                Start::Failed => {
-                    res.progressed = true;
-                    res.fatal = true;
-                    break;
-                }
-            }
-        }
-        match packet::next_packet(qp, snap, &mut st, now) {
-            Ok(Some(item)) => {
-                if let Some(now) = now {
-                    super::congestion::sent(qp, snap, now, item.skb.len());
-                }
-                out.push(item);
-                res.progressed = true;
-            }
-            Ok(None) => {
-                if pipe.odp.stalled(Side::Send) {
-                    break;
-                }
-            }
-            Err(status) => {
-                fail_current(&mut st, status);
-                res.progressed = true;
-                res.fatal = true;
-                break;
-            }
-        }
-    }
+    let idle = send_new(qp, snap, &mut st, out, &mut res);
     if idle || res.blocked {
         tail::plan(qp, snap, &mut st);
     } else if st.probe.is_none() {
@@ -195,6 +99,124 @@ pub(crate) fn run(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outbox) -> Req
         }
     }
     res
+}
+
+/// What recovery sends first, up to the room in `out`: a probe sent alone, then a request
+/// asking again for a missing run of READ responses, then the asks for later runs. `false`
+/// when the probe's WQE failed (the QP must move to ERR: `res.fatal`).
+fn send_recovery(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: &mut SendState,
+    out: &mut Outbox,
+    res: &mut ReqOutcome,
+) -> bool {
+    if !out.is_full() {
+        match alone::send(qp, snap, st) {
+            Ok(Some(item)) => {
+                out.push(item);
+                res.progressed = true;
+            }
+            Ok(None) => {}
+            Err(()) => {
+                res.progressed = true;
+                res.fatal = true;
+                return false;
+            }
+        }
+    }
+    if !out.is_full() {
+        if let Some(item) = packet::read_ask(qp, snap, st) {
+            out.push(item);
+            res.progressed = true;
+        }
+    }
+    while !out.is_full() {
+        let Some(item) = packet::extra_ask(qp, snap, st) else {
+            break;
+        };
+        out.push(item);
+        res.progressed = true;
+    }
+    true
+}
+
+/// The packets of the WQEs posted, up to the room in `out`, pacing and DCQCN's window allowing,
+/// and while no probe holds them back (a probe waits to go, then for its answer; new packets
+/// go meanwhile only to a peer that keeps them). Returns whether the requester is idle: no WQE
+/// to start, or the window full until answers come.
+fn send_new(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: &mut SendState,
+    out: &mut Outbox,
+    res: &mut ReqOutcome,
+) -> bool {
+    while !out.is_full() && st.wait == SendWait::None && !st.probe_holds_back() {
+        // A rate-limited QP that sent its burst waits for its pacing timer.
+        let now = snap.paced().then(now_ns);
+        if now.is_some_and(|now| super::congestion::pace_wait(qp, snap, now)) {
+            break;
+        }
+        // One that DCQCN limits, or whose READs met congestion, keeps about a round trip of
+        // its rate in the network; answers open the window again (and a tail probe covers
+        // their loss).
+        if now.is_some_and(|now| super::congestion::window_full(qp, snap, st, now)) {
+            return true;
+        }
+        if st.cur.is_none() {
+            if snap.state == QpState::Sqd {
+                break;
+            }
+            match start_next(qp, snap, st) {
+                Start::Started => {
+                    if let Some(ok) = super::direct::try_message(qp, snap, st) {
+                        res.progressed = true;
+                        if !ok {
+                            res.fatal = true;
+                            break;
+                        }
+                        continue;
+                    }
+                }
+                Start::Finished => {
+                    res.progressed = true;
+                    continue;
+                }
+                Start::Idle => return true,
+                Start::Blocked => {
+                    res.blocked = true;
+                    break;
+                }
+                Start::Failed => {
+                    res.progressed = true;
+                    res.fatal = true;
+                    break;
+                }
+            }
+        }
+        match packet::next_packet(qp, snap, st, now) {
+            Ok(Some(item)) => {
+                if let Some(now) = now {
+                    super::congestion::sent(qp, snap, now, item.skb.len());
+                }
+                out.push(item);
+                res.progressed = true;
+            }
+            Ok(None) => {
+                if qp.pipe().odp.stalled(Side::Send) {
+                    break;
+                }
+            }
+            Err(status) => {
+                fail_current(st, status);
+                res.progressed = true;
+                res.fatal = true;
+                break;
+            }
+        }
+    }
+    false
 }
 
 enum Start {
