@@ -16,7 +16,6 @@ pub(crate) use snapshot::Snapshot;
 
 pub(crate) use recv::{
     ReadOut,
-    ReadQueue,
     RecvProgress,
     RecvState,
     Resource,
@@ -64,7 +63,6 @@ use crate::{
         psn::Psn,
         qp_state::QpState,
         retry::RetryCounter,
-        seq::ReackPsn,
         wqe::WrOpcode,
     },
 };
@@ -173,6 +171,59 @@ fn zeroed(n: usize) -> Result<KVec<u8>> {
     Ok(v)
 }
 
+/// The requester's state of a QP with `sq_slots` send slots of `sq_elem` bytes holding up to
+/// `max_send_sge` SGEs: before its first connection.
+fn new_send_state(sq_slots: u32, sq_elem: usize, max_send_sge: u32) -> Result<SendState> {
+    let n = (sq_slots as usize).clamp(1, TRACK_WINDOW);
+    let mut track = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
+    let blank = Track::new(0, WrOpcode::Send, false, Psn::new(0), 0);
+    for _ in 0..n {
+        track.push(blank, GFP_KERNEL_ACCOUNT)?;
+    }
+    let sinks = ReadSinks::new(
+        n.min(crate::limits::MAX_QP_RD_ATOM as usize),
+        max_send_sge as usize,
+    )?;
+    Ok(SendState {
+        psn: Psn::new(0),
+        comp_psn: Psn::new(0),
+        sent_to: Psn::new(0),
+        acked_ahead: None,
+        track,
+        head: 0,
+        count: 0,
+        cur: None,
+        slot: zeroed(sq_elem)?,
+        alone_slot: zeroed(sq_elem)?,
+        sinks,
+        rd_outstanding: 0,
+        retry: RetryCounter::new(7),
+        rnr_retry: RetryCounter::new_rnr(7),
+        retry_cnt: 7,
+        rnr_retry_cnt: 7,
+        wait: SendWait::None,
+        progressed: false,
+        timer_fired: false,
+        since_ackreq: 0,
+        ackreq_ns: 0,
+        resume: None,
+        asked_again: None,
+        read_resumed_at: None,
+        placed: Default::default(),
+        read_ask: None,
+        extra_asks: Default::default(),
+        probes_unanswered: 0,
+        alone_sent_ns: 0,
+        answered: false,
+        probe: None,
+        probe_way: ProbeWay::Rewound,
+        peer: Default::default(),
+        rtt: Default::default(),
+        tail_probe_at: None,
+        open: false,
+    })
+}
+
 impl QpPipe {
     /// The pipeline state of a QP with `sq_slots` send slots of `sq_elem` bytes holding up to
     /// `max_send_sge` SGEs, whose receive WQEs (from its receive queue or its SRQ) are
@@ -190,75 +241,8 @@ impl QpPipe {
         max_recv_sge: u32,
         datagram: bool,
     ) -> Result<impl PinInit<Self, Error>> {
-        let n = (sq_slots as usize).clamp(1, TRACK_WINDOW);
-        let mut track = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
-        let blank = Track::new(0, WrOpcode::Send, false, Psn::new(0), 0);
-        for _ in 0..n {
-            track.push(blank, GFP_KERNEL_ACCOUNT)?;
-        }
-        let sinks = ReadSinks::new(
-            n.min(crate::limits::MAX_QP_RD_ATOM as usize),
-            max_send_sge as usize,
-        )?;
-        let send = SendState {
-            psn: Psn::new(0),
-            comp_psn: Psn::new(0),
-            sent_to: Psn::new(0),
-            acked_ahead: None,
-            track,
-            head: 0,
-            count: 0,
-            cur: None,
-            slot: zeroed(sq_elem)?,
-            alone_slot: zeroed(sq_elem)?,
-            sinks,
-            rd_outstanding: 0,
-            retry: RetryCounter::new(7),
-            rnr_retry: RetryCounter::new_rnr(7),
-            retry_cnt: 7,
-            rnr_retry_cnt: 7,
-            wait: SendWait::None,
-            progressed: false,
-            timer_fired: false,
-            since_ackreq: 0,
-            ackreq_ns: 0,
-            resume: None,
-            asked_again: None,
-            read_resumed_at: None,
-            placed: Default::default(),
-            read_ask: None,
-            extra_asks: Default::default(),
-            probes_unanswered: 0,
-            alone_sent_ns: 0,
-            answered: false,
-            probe: None,
-            probe_way: ProbeWay::Rewound,
-            peer: Default::default(),
-            rtt: Default::default(),
-            tail_probe_at: None,
-            open: false,
-        };
-        let recv = RecvState {
-            epsn: Psn::new(0),
-            reack: ReackPsn::before(Psn::new(0)),
-            msn: 0,
-            last_op: None,
-            recv: None,
-            sges: KVec::with_capacity(max_recv_sge as usize, GFP_KERNEL_ACCOUNT)?,
-            write: None,
-            read: None,
-            read_next: ReadQueue::default(),
-            resources: Resources::none(),
-            nak_sent: false,
-            ack_due: None,
-            slot: zeroed(rq_elem)?,
-            direct_recv: None,
-            held: KVec::new(),
-            reorder: None,
-            replayed: None,
-            open: false,
-            conn: 0,
-        };
+        let send = new_send_state(sq_slots, sq_elem, max_send_sge)?;
+        let recv = RecvState::new(rq_elem, max_recv_sge)?;
         let send = KBox::pin_init(new_spinlock_irq!(send, "rrxe_send"), GFP_KERNEL_ACCOUNT)?;
         let recv = KBox::pin_init(new_spinlock_irq!(recv, "rrxe_recv"), GFP_KERNEL_ACCOUNT)?;
         let odp = odp::OdpWait::new()?;

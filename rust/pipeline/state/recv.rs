@@ -211,6 +211,32 @@ pub(crate) struct RecvState {
 }
 
 impl RecvState {
+    /// The responder's state of a QP whose receive WQEs (from its receive queue or its SRQ)
+    /// are `rq_elem` bytes with up to `max_recv_sge` SGEs: before its first connection.
+    pub(in crate::pipeline) fn new(rq_elem: usize, max_recv_sge: u32) -> Result<Self> {
+        Ok(Self {
+            epsn: Psn::new(0),
+            reack: ReackPsn::before(Psn::new(0)),
+            msn: 0,
+            last_op: None,
+            recv: None,
+            sges: KVec::with_capacity(max_recv_sge as usize, GFP_KERNEL_ACCOUNT)?,
+            write: None,
+            read: None,
+            read_next: ReadQueue::default(),
+            resources: Resources::none(),
+            nak_sent: false,
+            ack_due: None,
+            slot: super::zeroed(rq_elem)?,
+            direct_recv: None,
+            held: KVec::new(),
+            reorder: None,
+            replayed: None,
+            open: false,
+            conn: 0,
+        })
+    }
+
     /// The move to RTR: a new connection, whose first request is expected at `rq_psn`. Nothing
     /// of an earlier one is left, not even replies a pass of it held after the QP was reset
     /// (it took its snapshot before: [`crate::pipeline::responder::hold`]).
