@@ -83,16 +83,9 @@ pub(super) fn on_answer(
     let mut out = CompOutcome::default();
     let is_read = h.info.kind == OpKind::ReadResponse;
     let selective = crate::params::selective_recovery();
-    // Past the oldest unacknowledged PSN: placed, once what it acknowledges before its READ
-    // is retired (the expected response goes the way below, looked up and acknowledged once).
-    if is_read && selective && psn.psn() != st.comp_psn {
-        if let Some(j) = read_gaps::read_of(&mut st, psn.psn()) {
-            ack_up_to(&mut st, psn.acks_before());
-            if psn.psn() != st.comp_psn {
-                let out = read_gaps::place(qp, snap, &mut st, (h, payload), psn.psn(), j);
-                read_gaps::recover(&mut st, psn.psn(), false);
-                return out;
-            }
+    if is_read && selective {
+        if let Some(out) = place_past_gap(qp, snap, &mut st, (h, payload), psn) {
+            return out;
         }
     }
     if answered_wqe(&mut st, psn.psn(), is_read).is_none() {
@@ -151,13 +144,7 @@ pub(super) fn on_answer(
         !is_read || ends
     };
     if last || status != WcStatus::Success {
-        if let Some(e) = st.entry(i) {
-            e.done = Some(status);
-        }
-        if st.rd_outstanding > 0 {
-            st.rd_outstanding -= 1;
-            st.sinks.retire_oldest();
-        }
+        retire_answered(&mut st, i, status);
         out.fatal = status != WcStatus::Success;
     }
     if selective && !out.fatal {
@@ -167,6 +154,41 @@ pub(super) fn on_answer(
         read_gaps::recover(&mut st, psn.psn(), rest_missing);
     }
     out
+}
+
+/// A READ response past the oldest unacknowledged PSN: placed, once what it acknowledges
+/// before its READ is retired; `None` when it is not one (the expected response goes the way
+/// of [`on_answer`], looked up and acknowledged once).
+fn place_past_gap(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: &mut SendState,
+    response: (&ParsedHeaders, &[u8]),
+    psn: Outstanding,
+) -> Option<CompOutcome> {
+    if psn.psn() == st.comp_psn {
+        return None;
+    }
+    let j = read_gaps::read_of(st, psn.psn())?;
+    ack_up_to(st, psn.acks_before());
+    if psn.psn() == st.comp_psn {
+        return None;
+    }
+    let out = read_gaps::place(qp, snap, st, response, psn.psn(), j);
+    read_gaps::recover(st, psn.psn(), false);
+    Some(out)
+}
+
+/// The READ or atomic of entry `i` is answered with `status`: finished, its read credit and
+/// sink freed.
+fn retire_answered(st: &mut SendState, i: usize, status: WcStatus) {
+    if let Some(e) = st.entry(i) {
+        e.done = Some(status);
+    }
+    if st.rd_outstanding > 0 {
+        st.rd_outstanding -= 1;
+        st.sinks.retire_oldest();
+    }
 }
 
 /// The oldest unanswered READ or atomic (its index and entry) when `psn` is its next response.
