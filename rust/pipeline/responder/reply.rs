@@ -188,41 +188,10 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
         if now.is_some_and(|now| congestion::pace_wait(qp, snap, now)) {
             return true;
         }
-        let mtu = snap.mtu;
-        let off = r.sent.saturating_mul(mtu);
-        let n = r.len.saturating_sub(off).min(mtu) as usize;
-        let Some(opcode) = seq::read_response_opcode(r.sent, r.npkts) else {
+        let Some((psn, item)) = next_read_response(qp, snap, r, msn) else {
             st.read = st.read_next.pop();
             continue;
         };
-        let info_has_aeth = opcode != Opcode::RC_READ_RESPONSE_MIDDLE;
-        let aeth = info_has_aeth.then_some(Aeth {
-            syndrome: Aeth::ACK_UNLIMITED,
-            msn: msn & 0xff_ffff,
-        });
-        let psn = r.psn.wrapping_add(r.sent);
-        let va = r.va.checked_add(u64::from(off));
-        let rkey = r.rkey;
-        let rest = u64::from(r.len.saturating_sub(off));
-        r.sent += 1;
-        let item = va
-            .ok_or(EFAULT)
-            .and_then(|va| {
-                rkey::resolve(qp, snap, rkey, ib::Access::RemoteRead.into(), va, n as u64)
-                    .map_err(|_| EFAULT)
-            })
-            .and_then(|t| {
-                response(qp, snap, opcode, psn, (aeth, None), n, |dst| {
-                    let r = t.mr.read(t.va, n, dst);
-                    let a = Access {
-                        va: t.va,
-                        need: n as u64,
-                        ahead: rest,
-                        write: false,
-                    };
-                    odp::check(qp, Side::Recv, &t.mr, a, r)
-                })
-            });
         match item {
             Ok(item) => {
                 if let Some(now) = now {
@@ -251,6 +220,49 @@ pub(crate) fn continue_read(qp: &Qp<RrxeDevice>, snap: &Snapshot, out: &mut Outb
         }
     }
     st.read.is_some()
+}
+
+/// The next response of READ `r` (its packet `r.sent`, counted as sent) and its PSN, its data
+/// read from the memory its rkey names now; `None` when the READ has no next response.
+fn next_read_response(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    r: &mut ReadOut,
+    msn: u32,
+) -> Option<(Psn, Result<TxItem>)> {
+    let mtu = snap.mtu;
+    let off = r.sent.saturating_mul(mtu);
+    let n = r.len.saturating_sub(off).min(mtu) as usize;
+    let opcode = seq::read_response_opcode(r.sent, r.npkts)?;
+    let info_has_aeth = opcode != Opcode::RC_READ_RESPONSE_MIDDLE;
+    let aeth = info_has_aeth.then_some(Aeth {
+        syndrome: Aeth::ACK_UNLIMITED,
+        msn: msn & 0xff_ffff,
+    });
+    let psn = r.psn.wrapping_add(r.sent);
+    let va = r.va.checked_add(u64::from(off));
+    let rkey = r.rkey;
+    let rest = u64::from(r.len.saturating_sub(off));
+    r.sent += 1;
+    let item = va
+        .ok_or(EFAULT)
+        .and_then(|va| {
+            rkey::resolve(qp, snap, rkey, ib::Access::RemoteRead.into(), va, n as u64)
+                .map_err(|_| EFAULT)
+        })
+        .and_then(|t| {
+            response(qp, snap, opcode, psn, (aeth, None), n, |dst| {
+                let r = t.mr.read(t.va, n, dst);
+                let a = Access {
+                    va: t.va,
+                    need: n as u64,
+                    ahead: rest,
+                    write: false,
+                };
+                odp::check(qp, Side::Recv, &t.mr, a, r)
+            })
+        });
+    Some((psn, item))
 }
 
 /// Answers a duplicate READ (`again`: the run of its responses to send again) in turn with the
