@@ -13,7 +13,10 @@ pub(crate) mod tail;
 
 use super::{
     odp::Side,
-    sinks::Remote,
+    sinks::{
+        Remote,
+        SinkRef, //
+    },
     state::{
         ProbeWay,
         Progress,
@@ -248,6 +251,27 @@ fn mtu_of(snap: &Snapshot) -> u32 {
     }
 }
 
+/// The sink of READ or atomic `w`: the local buffers its response fills, copied now (the
+/// completer never reads the ring again); `None` while every sink is in use.
+fn take_sink(st: &mut SendState, w: &SendWqe) -> Option<SinkRef> {
+    let SendState {
+        slot,
+        sinks,
+        rd_outstanding,
+        ..
+    } = st;
+    let slot = &*slot;
+    let remote = Remote {
+        va: w.iova,
+        rkey: match w.detail {
+            WrDetail::Rdma { rkey } => rkey,
+            _ => 0,
+        },
+    };
+    let sge = |k| w.sge(slot, k);
+    sinks.take(*rd_outstanding, sge, w.num_sge, remote)
+}
+
 /// Copies the next unstarted WQE out of the ring, validates it and sets it up: a local
 /// operation executes at once; a packet-sending one is admitted when the send window, the read
 /// credits and the fences allow ([`has_room`]), from where a retransmission resumes it
@@ -304,24 +328,7 @@ fn start_next(qp: &Qp<RrxeDevice>, snap: &Snapshot, st: &mut SendState) -> Start
         return Start::Blocked;
     };
     if reads {
-        // The local buffers the response fills, copied now: the completer never reads the
-        // ring again.
-        let SendState {
-            slot,
-            sinks,
-            rd_outstanding,
-            ..
-        } = &mut *st;
-        let slot = &*slot;
-        let remote = Remote {
-            va: w.iova,
-            rkey: match w.detail {
-                WrDetail::Rdma { rkey } => rkey,
-                _ => 0,
-            },
-        };
-        let sge = |k| w.sge(slot, k);
-        let Some(sink) = sinks.take(*rd_outstanding, sge, w.num_sge, remote) else {
+        let Some(sink) = take_sink(st, &w) else {
             return Start::Blocked;
         };
         track.sink = Some(sink);
