@@ -415,37 +415,15 @@ pub(super) fn duplicate(
                     rkey,
                     len,
                 }) => {
-                    let whole = u64::from(len);
-                    if rkey::resolve(qp, snap, rkey, ib::Access::RemoteRead.into(), va, whole)
-                        .is_err()
-                    {
-                        return Err(DropReason::BadRkey);
-                    }
-                    // From the duplicate's PSN to the end of the range its RETH names, when
-                    // that range is the READ's own from there (a requester that placed the
-                    // responses after a gap asks for the run it misses; C rxe answers the
-                    // same), else to the READ's end.
-                    let start = psn.distance_from(p);
-                    let end = h
-                        .headers
-                        .reth
-                        .filter(|r| {
-                            let at = u64::from(start).saturating_mul(u64::from(snap.mtu));
-                            r.rkey == rkey && r.dma_len > 0 && va.checked_add(at) == Some(r.va)
-                        })
-                        .and_then(|r| seq::packets_for(r.dma_len, snap.mtu))
-                        .map_or(npkts, |n| start.saturating_add(n).min(npkts));
-                    let again = ReadOut {
+                    let read = ReadOut {
                         rkey,
                         va,
                         len,
                         psn: p,
-                        npkts: end,
-                        sent: start,
+                        npkts,
+                        sent: 0,
                     };
-                    read_again(&mut st, again)?;
-                    qp.pipe().reply_due();
-                    Ok(())
+                    replay_read(qp, snap, &mut st, h, read)
                 }
                 Some(Resource::Atomic { orig, .. }) => {
                     let msn = st.msn;
@@ -465,4 +443,42 @@ pub(super) fn duplicate(
         }
         None => Err(DropReason::Duplicate),
     }
+}
+
+/// Answers a duplicate of `read` (a READ the responder answered, whose resource it kept) again:
+/// from the duplicate's PSN to the end of the range its RETH names, when that range is the
+/// READ's own from there (a requester that placed the responses after a gap asks for the run
+/// it misses; C rxe answers the same), else to the READ's end. Its rkey must still resolve.
+fn replay_read(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: &mut RecvState,
+    h: &ParsedHeaders,
+    read: ReadOut,
+) -> Result<(), DropReason> {
+    let (va, rkey) = (read.va, read.rkey);
+    let whole = u64::from(read.len);
+    if rkey::resolve(qp, snap, rkey, ib::Access::RemoteRead.into(), va, whole).is_err() {
+        return Err(DropReason::BadRkey);
+    }
+    let start = h.headers.bth.psn.distance_from(read.psn);
+    let end = h
+        .headers
+        .reth
+        .filter(|r| {
+            let at = u64::from(start).saturating_mul(u64::from(snap.mtu));
+            r.rkey == rkey && r.dma_len > 0 && va.checked_add(at) == Some(r.va)
+        })
+        .and_then(|r| seq::packets_for(r.dma_len, snap.mtu))
+        .map_or(read.npkts, |n| start.saturating_add(n).min(read.npkts));
+    read_again(
+        st,
+        ReadOut {
+            npkts: end,
+            sent: start,
+            ..read
+        },
+    )?;
+    qp.pipe().reply_due();
+    Ok(())
 }
