@@ -310,26 +310,7 @@ fn on_ack(
     };
     match seq::classify_ack(aeth, psn) {
         AckDecision::Ack { last_acked } => {
-            // A probe's packet acknowledged sooner than a round trip after it went was
-            // acknowledged on its first way: the answer teaches nothing.
-            let sent_alone = st.alone_out();
-            let too_soon =
-                sent_alone.is_some() && st.too_soon_for_alone(crate::kernel_ext::now_ns());
-            let alone = sent_alone.filter(|_| !too_soon);
-            if !too_soon {
-                probe::learn(&mut st, last_acked.psn());
-            }
-            sample_rtt(qp, snap, &mut st, last_acked.psn());
-            // An unanswered READ before what this acknowledges lost responses: asked for
-            // again, selectively when it can be, else from there on.
-            let lost = ack_up_to(&mut st, last_acked.acks_through());
-            let asked = crate::params::selective_recovery()
-                && read_gaps::recover(&mut st, last_acked.psn(), lost);
-            if lost && !asked {
-                out.fatal = retry(qp, &mut st, RetryCause::Response);
-            } else if let Some((p, why)) = alone {
-                probe::answered_alone(&mut st, p, why, last_acked.psn());
-            }
+            out.fatal = on_positive_ack(qp, snap, &mut st, last_acked)
         }
         AckDecision::NakSeqErr { expected } => {
             probe::learn(&mut st, expected.psn().wrapping_sub(1));
@@ -377,6 +358,37 @@ fn on_ack(
         AckDecision::Ignore => out.dropped = Some(DropReason::Malformed),
     }
     out
+}
+
+/// A positive ACK through `last_acked`: what it acknowledges is retired, and it may answer a
+/// probe or show READ responses lost. Returns whether the QP must move to ERR.
+fn on_positive_ack(
+    qp: &Qp<RrxeDevice>,
+    snap: &Snapshot,
+    st: &mut SendState,
+    last_acked: Outstanding,
+) -> bool {
+    // A probe's packet acknowledged sooner than a round trip after it went was acknowledged
+    // on its first way: the answer teaches nothing.
+    let sent_alone = st.alone_out();
+    let too_soon = sent_alone.is_some() && st.too_soon_for_alone(crate::kernel_ext::now_ns());
+    let alone = sent_alone.filter(|_| !too_soon);
+    if !too_soon {
+        probe::learn(st, last_acked.psn());
+    }
+    sample_rtt(qp, snap, st, last_acked.psn());
+    // An unanswered READ before what this acknowledges lost responses: asked for again,
+    // selectively when it can be, else from there on.
+    let lost = ack_up_to(st, last_acked.acks_through());
+    let asked =
+        crate::params::selective_recovery() && read_gaps::recover(st, last_acked.psn(), lost);
+    if lost && !asked {
+        return retry(qp, st, RetryCause::Response);
+    }
+    if let Some((p, why)) = alone {
+        probe::answered_alone(st, p, why, last_acked.psn());
+    }
+    false
 }
 
 /// Looks at an expired timer: resumes after an RNR delay, or retransmits when nothing was
