@@ -96,19 +96,12 @@ pub(super) fn on_answer(
     let Some((i, t)) = answered(qp, &mut st, psn.psn(), &mut out) else {
         return out;
     };
-    // FLUSH and ATOMIC WRITE are answered by one zero-length READ RESPONSE ONLY.
     let is_data = t.opcode == WrOpcode::RdmaRead;
-    let position = h.info.position;
-    if is_read && !is_data && !(payload.is_empty() && position == Position::Only) {
+    let index = psn.psn().distance_from(t.first_psn);
+    if !shape_fits(snap, &st, &t, index, h, payload) {
         return CompOutcome::drop(DropReason::ResponseLength);
     }
-    let index = psn.psn().distance_from(t.first_psn);
-    if is_data {
-        if !read_gaps::fits(snap, &st, &t, index, position, payload.len()) {
-            return CompOutcome::drop(DropReason::ResponseLength);
-        }
-    }
-    let ends = position.ends_message();
+    let ends = h.info.position.ends_message();
     let orig;
     let data: &[u8] = if is_read {
         payload
@@ -154,6 +147,28 @@ pub(super) fn on_answer(
         read_gaps::recover(&mut st, psn.psn(), rest_missing);
     }
     out
+}
+
+/// Whether a response at `index` of `t` (READ or atomic) has the shape of its answer: FLUSH
+/// and ATOMIC WRITE are answered by one zero-length READ RESPONSE ONLY, a READ's responses
+/// must fit their place ([`read_gaps::fits`]).
+fn shape_fits(
+    snap: &Snapshot,
+    st: &SendState,
+    t: &Track,
+    index: u32,
+    h: &ParsedHeaders,
+    payload: &[u8],
+) -> bool {
+    let position = h.info.position;
+    match (
+        h.info.kind == OpKind::ReadResponse,
+        t.opcode == WrOpcode::RdmaRead,
+    ) {
+        (true, false) => payload.is_empty() && position == Position::Only,
+        (_, true) => read_gaps::fits(snap, st, t, index, position, payload.len()),
+        (false, false) => true,
+    }
 }
 
 /// A READ response past the oldest unacknowledged PSN: placed, once what it acknowledges
