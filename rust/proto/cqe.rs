@@ -15,6 +15,23 @@ use super::{
     wqe::WrOpcode,
 };
 
+/// The body of a `const fn from_raw(raw)` of an enum with an `ALL` table and a `to_raw`: the
+/// value whose raw number is `raw`, if any.
+macro_rules! value_of {
+    ($raw:expr) => {{
+        let mut i = 0;
+        let mut found = None;
+        while i < Self::ALL.len() {
+            if Self::ALL[i].to_raw() == $raw {
+                found = Some(Self::ALL[i]);
+                break;
+            }
+            i += 1;
+        }
+        found
+    }};
+}
+
 /// The status of a completion, numbered as `enum ib_wc_status` (`IBV_WC_*` in user space).
 /// One byte (`Option<WcStatus>` too), so that per-WQE state that keeps one stays small.
 #[repr(u8)]
@@ -96,14 +113,7 @@ impl WcStatus {
     /// Returns the status whose `enum ib_wc_status` value is `raw`, or `None` for an unknown
     /// value.
     pub(crate) const fn from_raw(raw: u32) -> Option<Self> {
-        let mut i = 0;
-        while i < Self::ALL.len() {
-            if Self::ALL[i].to_raw() == raw {
-                return Some(Self::ALL[i]);
-            }
-            i += 1;
-        }
-        None
+        value_of!(raw)
     }
 
     /// Returns the `enum ib_wc_status` value of this status.
@@ -164,14 +174,7 @@ impl WcOpcode {
 
     /// Returns the opcode whose value is `raw`, or `None` for one rrxe never reports.
     pub(crate) const fn from_raw(raw: u32) -> Option<Self> {
-        let mut i = 0;
-        while i < Self::ALL.len() {
-            if Self::ALL[i].to_raw() == raw {
-                return Some(Self::ALL[i]);
-            }
-            i += 1;
-        }
-        None
+        value_of!(raw)
     }
 
     /// Returns the `IB_UVERBS_WC_*` value of this opcode.
