@@ -196,11 +196,10 @@ impl RrxeCq {
                 let cap = geometry(attr.cqe)?.capacity();
                 let n = usize::try_from(cap).map_err(|_| EINVAL)?;
                 let mut slots = KVec::with_capacity(n, GFP_KERNEL)?;
+                // Every slot starts as the same placeholder, written over before it is read.
+                let blank = kernel_wc(&cqe::flush_cqe(0, 0, None), QpHandle::NONE, 0);
                 for _ in 0..n {
-                    slots.push(
-                        kernel_wc(&cqe::flush_cqe(0, 0, None), QpHandle::NONE, 0),
-                        GFP_KERNEL,
-                    )?;
+                    slots.push(blank, GFP_KERNEL)?;
                 }
                 (
                     CqRing::Kernel(KernelCqRing {
